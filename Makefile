@@ -1,0 +1,67 @@
+# Thin wrapper around meson.  The two commands the README names:
+#   make bench   build, then run the benchmark report (the main job)
+#   make test    build, then run every test: normal, ASan+UBSan, TSan
+# Both install missing build tools first (tools/deps.sh).
+PREFIX ?= /usr/local
+MESON_OPTS ?=
+
+.PHONY: all build check test test-asan test-tsan bench install clean deps
+
+all: build
+
+deps:
+	@tools/deps.sh build
+
+build/build.ninja:
+	@tools/deps.sh build
+	meson setup build $(MESON_OPTS)
+
+build: build/build.ninja
+	ninja -C build
+
+# normal build only (quick)
+check: build
+	tools/runtests.sh build
+
+build-asan/build.ninja:
+	@tools/deps.sh test
+	meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+
+build-tsan/build.ninja:
+	@tools/deps.sh test
+	meson setup build-tsan -Db_sanitize=thread -Db_lundef=false
+
+test-asan: build-asan/build.ninja
+	ninja -C build-asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		tools/runtests.sh build-asan
+
+test-tsan: build-tsan/build.ninja
+	ninja -C build-tsan
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" tools/runtests.sh build-tsan
+
+# everything, as CI runs it
+test: build/build.ninja build-asan/build.ninja build-tsan/build.ninja
+	@tools/deps.sh test
+	ninja -C build
+	ninja -C build-asan
+	ninja -C build-tsan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+		tools/runtests.sh build build-asan build-tsan
+
+bench: build
+	@tools/deps.sh bench
+	./build/bench/bench_exec
+
+install:
+	@tools/deps.sh build
+	meson setup build-install --prefix=$(abspath $(PREFIX)) --libdir=lib \
+		--buildtype=release --wipe >/dev/null 2>&1 || \
+		meson setup build-install --prefix=$(abspath $(PREFIX)) --libdir=lib \
+		--buildtype=release
+	ninja -C build-install
+	meson install -C build-install
+
+clean:
+	rm -rf build build-asan build-tsan build-install

@@ -1,0 +1,90 @@
+/*
+ * init.c -- start-up and shutdown of the executive.
+ *
+ * str_init() runs once, on first use of anything: grace periods, the
+ * allocator, the clock, fork handlers and the exit handler.  Threads
+ * (workers, the callout thread) start only when first needed, so a
+ * program that links the library but never opens a stream pays nothing.
+ * After fork() the child keeps its streams but not the parent's other
+ * threads; its scheduler and callout thread restart on demand.
+ * streams_shutdown() (also at exit) closes every stream, stops the
+ * threads and frees every cached block.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "strsubr.h"
+
+int str_initialised;
+int str_shutting_down;
+static pthread_once_t str_once = PTHREAD_ONCE_INIT;
+
+extern void str_rcu_init(void);
+extern void strthread_atfork_child(void);
+extern void str_foreach_stream(void (*fn)(struct stdata *));
+
+/* Hook for the stream head: close one stream at shutdown. */
+void (*str_shutdown_stream)(struct stdata *);
+
+static void atfork_child(void)
+{
+	strthread_atfork_child();
+	strsched_atfork_child();
+	strtimer_atfork_child();
+}
+
+static void at_exit(void)
+{
+	streams_shutdown();
+}
+
+static void init_once(void)
+{
+	str_rcu_init();
+	strmem_init();
+	(void)str_lbolt();
+	pthread_atfork(NULL, NULL, atfork_child);
+	atexit(at_exit);
+	__atomic_store_n(&str_initialised, 1, __ATOMIC_RELEASE);
+}
+
+void str_init(void)
+{
+	pthread_once(&str_once, init_once);
+}
+
+extern pthread_mutex_t strthread_lock;
+extern struct strthread *strthread_list;
+
+/* Is any other thread inside the executive right now? */
+static bool others_inside(void)
+{
+	struct strthread *self = str_self_tls, *t;
+	bool busy = false;
+
+	pthread_mutex_lock(&strthread_lock);
+	for (t = strthread_list; t != NULL; t = t->t_next)
+		if (t != self && !t->t_dead &&
+		    (atomic_load(&t->t_rcu) & 1))
+			busy = true;
+	pthread_mutex_unlock(&strthread_lock);
+	return busy;
+}
+
+void streams_shutdown(void)
+{
+	if (!str_initialised || str_shutting_down)
+		return;
+	str_shutting_down = 1;
+	if (str_shutdown_stream != NULL)
+		str_foreach_stream(str_shutdown_stream);
+	strsched_shutdown();
+	strtimer_shutdown();
+	/* other threads of the program may still be using messages: only
+	 * free the caches when nobody else is inside */
+	if (!others_inside())
+		strmem_shutdown();
+}

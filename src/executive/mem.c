@@ -1,0 +1,485 @@
+/*
+ * mem.c -- allocation of message blocks and data blocks.
+ *
+ * How it works.  An mblk is an object of its own (class STR_CLASS_MBLK).
+ * A data chunk is a dblk followed by its buffer, in one of seven size
+ * classes, or a bare dblk for esballoc (STR_CLASS_ESB).  Every free chunk
+ * in a cache carries a paired mblk (db_mblk), so allocb() takes one object
+ * from the cache and has both.  freeb() of the last reference to a dblk
+ * pairs the freeing mblk with the chunk and caches them together; freeb()
+ * of any other reference caches the mblk alone.  Which mblk came with
+ * which dblk therefore never matters (dupb, pullupmsg swap freely).
+ *
+ * Caches: each thread has a magazine per class (struct strmag, no lock);
+ * full or empty magazines exchange STR_MAGBATCH objects with a per-class
+ * depot under a lock; a bounded depot returns the rest to the C heap.
+ * Sanitizer builds and STREAMS_NOCACHE=1 bypass the caches so that use
+ * after free is caught.
+ *
+ * Memory limit: streams_set_memlimit() makes the buffer bytes in use
+ * count (one atomic add per allocation while a limit is set); past the
+ * limit allocb() fails and bufcall callbacks wait for memory (timer.c).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strsubr.h"
+
+/* Buffer bytes of each data class. */
+static const size_t str_class_size[STR_NDATACLASSES] = {
+	128, 512, 1024, 2048, 4096, 16384, 65536
+};
+/* Objects a depot keeps per class before returning them to the heap. */
+static const int str_depot_max[STR_NCLASSES] = {
+	8192, 4096, 2048, 1024, 512, 128, 32, 4096, 16384
+};
+
+#define CHUNK_HDR	((sizeof(dblk_t) + 15) & ~(size_t)15)
+
+struct strdepot {
+	strlock_t lock;
+	int count;		/* objects in slot[] */
+	int max;
+	void **slot;		/* stack of free objects */
+};
+
+static struct strdepot str_depot[STR_NCLASSES];
+static int str_nocache;
+size_t strmem_limit;			/* 0: none; set before heavy use */
+static _Atomic size_t strmem_used;	/* buffer bytes, while limited */
+
+void strmem_init(void)
+{
+	const char *e = getenv("STREAMS_NOCACHE");
+
+#if STR_ASAN
+	str_nocache = 1;
+#endif
+	if (e != NULL && *e != '\0' && *e != '0')
+		str_nocache = 1;
+	for (int i = 0; i < STR_NCLASSES; i++) {
+		str_depot[i].max = str_depot_max[i];
+		str_depot[i].slot = NULL;
+		str_depot[i].count = 0;
+	}
+}
+
+static inline int size_class(size_t size)
+{
+	if (likely(size <= 128))
+		return 0;
+	if (size <= 1024)
+		return size <= 512 ? 1 : 2;
+	if (size <= 4096)
+		return size <= 2048 ? 3 : 4;
+	if (size <= 16384)
+		return 5;
+	if (size <= 65536)
+		return 6;
+	return STR_CLASS_BIG;
+}
+
+/* ---- heap objects ---- */
+
+static void *heap_new(int cls, size_t bigsize)
+{
+	size_t sz;
+
+	if (cls == STR_CLASS_MBLK)
+		sz = sizeof(mblk_t);
+	else if (cls == STR_CLASS_ESB)
+		sz = CHUNK_HDR;
+	else if (cls == STR_CLASS_BIG)
+		sz = CHUNK_HDR + bigsize;
+	else
+		sz = CHUNK_HDR + str_class_size[cls];
+	return malloc(sz);
+}
+
+/* ---- depot ---- */
+
+/* Move up to n objects from the depot into buf; returns how many. */
+static int depot_get(int cls, void **buf, int n)
+{
+	struct strdepot *d = &str_depot[cls];
+	int got;
+
+	strlock(&d->lock);
+	got = d->count < n ? d->count : n;
+	d->count -= got;
+	if (got)
+		memcpy(buf, d->slot + d->count, got * sizeof(void *));
+	strunlock(&d->lock);
+	return got;
+}
+
+static void heap_free_obj(int cls, void *obj);
+
+/* Move n objects from buf into the depot; what does not fit is freed. */
+static void depot_put(int cls, void **buf, int n)
+{
+	struct strdepot *d = &str_depot[cls];
+	int room;
+
+	strlock(&d->lock);
+	if (d->slot == NULL) {
+		d->slot = malloc(d->max * sizeof(void *));
+		if (d->slot == NULL)
+			d->max = 0;
+	}
+	room = d->max - d->count;
+	if (room > n)
+		room = n;
+	if (room > 0) {
+		memcpy(d->slot + d->count, buf, room * sizeof(void *));
+		d->count += room;
+	}
+	strunlock(&d->lock);
+	for (int i = room; i < n; i++)
+		heap_free_obj(cls, buf[i]);
+}
+
+/* ---- object level: one object of a class, with caches ---- */
+
+static void *obj_get_slow(struct strthread *t, int cls)
+{
+	struct strmag *m = &t->t_mag[cls];
+
+	m->count = depot_get(cls, m->slot, STR_MAGBATCH);
+	if (m->count > 0)
+		return m->slot[--m->count];
+	return NULL;
+}
+
+static inline void *mblk_get(struct strthread *t)
+{
+	struct strmag *m = &t->t_mag[STR_CLASS_MBLK];
+	void *o;
+
+	if (likely(m->count > 0))
+		return m->slot[--m->count];
+	if (!str_nocache && (o = obj_get_slow(t, STR_CLASS_MBLK)) != NULL)
+		return o;
+	return heap_new(STR_CLASS_MBLK, 0);
+}
+
+static inline void mblk_put(struct strthread *t, mblk_t *mp)
+{
+	struct strmag *m = &t->t_mag[STR_CLASS_MBLK];
+
+	if (unlikely(str_nocache)) {
+		free(mp);
+		return;
+	}
+	if (unlikely(m->count == STR_MAGSIZE)) {
+		m->count -= STR_MAGBATCH;
+		depot_put(STR_CLASS_MBLK, m->slot + m->count, STR_MAGBATCH);
+	}
+	m->slot[m->count++] = mp;
+}
+
+/* Free a chunk and its paired mblk to the heap. */
+static void heap_free_obj(int cls, void *obj)
+{
+	if (cls != STR_CLASS_MBLK) {
+		dblk_t *dbp = obj;
+		free(dbp->db_mblk);
+	}
+	free(obj);
+}
+
+/* A chunk of class cls with a paired mblk, or NULL. */
+static inline dblk_t *chunk_get(struct strthread *t, int cls, size_t size)
+{
+	struct strmag *m;
+	dblk_t *dbp;
+	mblk_t *mp;
+
+	if (likely(cls != STR_CLASS_BIG)) {
+		m = &t->t_mag[cls];
+		if (likely(m->count > 0))
+			return m->slot[--m->count];
+		if (!str_nocache && (dbp = obj_get_slow(t, cls)) != NULL)
+			return dbp;
+	}
+	dbp = heap_new(cls, size);
+	if (dbp == NULL)
+		return NULL;
+	mp = mblk_get(t);
+	if (mp == NULL) {
+		free(dbp);
+		return NULL;
+	}
+	dbp->db_mblk = mp;
+	dbp->db_class = (unsigned char)cls;
+	if (cls == STR_CLASS_ESB) {
+		dbp->db_base = dbp->db_lim = NULL;
+	} else {
+		dbp->db_base = (unsigned char *)dbp + CHUNK_HDR;
+	}
+	dbp->db_chunk = dbp;
+	return dbp;
+}
+
+/* Cache a chunk whose paired mblk is db_mblk. */
+static inline void chunk_put(struct strthread *t, dblk_t *dbp)
+{
+	int cls = dbp->db_class;
+	struct strmag *m;
+
+	if (unlikely(cls == STR_CLASS_BIG || str_nocache)) {
+		heap_free_obj(cls, dbp);
+		return;
+	}
+	m = &t->t_mag[cls];
+	if (unlikely(m->count == STR_MAGSIZE)) {
+		m->count -= STR_MAGBATCH;
+		depot_put(cls, m->slot + m->count, STR_MAGBATCH);
+	}
+	m->slot[m->count++] = dbp;
+}
+
+/* ---- memory limit ---- */
+
+static bool mem_charge(size_t size)
+{
+	size_t used = atomic_fetch_add(&strmem_used, size) + size;
+
+	if (used > strmem_limit && strmem_limit != 0) {
+		atomic_fetch_sub(&strmem_used, size);
+		return false;
+	}
+	return true;
+}
+
+static void mem_uncharge(size_t size)
+{
+	atomic_fetch_sub(&strmem_used, size);
+}
+
+int streams_set_memlimit(size_t bytes)
+{
+	if (!str_initialised)
+		str_init();
+	strmem_limit = bytes;
+	return 0;
+}
+
+/* ---- public allocation ---- */
+
+static inline void mblk_init(mblk_t *mp, dblk_t *dbp)
+{
+	mp->b_next = mp->b_prev = mp->b_cont = NULL;
+	mp->b_rptr = mp->b_wptr = dbp->db_base;
+	mp->b_datap = dbp;
+	mp->b_band = 0;
+	mp->b_pad1 = 0;
+	mp->b_flag = 0;
+	mp->b_queue = NULL;
+	mp->b_private = NULL;
+}
+
+static mblk_t *alloc_fail(struct strthread *t)
+{
+	strstat_add(t, ST_ALLOC_FAIL, 1);
+	return NULL;
+}
+
+mblk_t *allocb(size_t size, unsigned int pri)
+{
+	struct strthread *t = str_self();
+	int cls = size_class(size);
+	dblk_t *dbp;
+	mblk_t *mp;
+
+	(void)pri;
+	if (unlikely(size > (size_t)SSIZE_MAX / 2))
+		return alloc_fail(t);
+	if (unlikely(strmem_limit != 0) && !mem_charge(size))
+		return alloc_fail(t);
+	dbp = chunk_get(t, cls, size);
+	if (unlikely(dbp == NULL)) {
+		if (strmem_limit != 0)
+			mem_uncharge(size);
+		return alloc_fail(t);
+	}
+	mp = dbp->db_mblk;
+	dbp->db_frtnp = NULL;
+	dbp->db_lim = dbp->db_base + size;
+	dbp->db_ref = 1;
+	dbp->db_type = M_DATA;
+	dbp->db_flag = 0;
+	dbp->db_size = size;
+	mblk_init(mp, dbp);
+	strstat_add(t, ST_DBLK_ALLOC, 1);
+	strstat_add(t, ST_MBLK_ALLOC, 1);
+	return mp;
+}
+
+static mblk_t *esballoc_common(unsigned char *base, size_t size,
+			       frtn_t *frtn)
+{
+	struct strthread *t = str_self();
+	dblk_t *dbp;
+	mblk_t *mp;
+
+	if (unlikely(frtn == NULL || frtn->free_func == NULL ||
+		     (base == NULL && size != 0)))
+		return alloc_fail(t);
+	dbp = chunk_get(t, STR_CLASS_ESB, 0);
+	if (unlikely(dbp == NULL))
+		return alloc_fail(t);
+	mp = dbp->db_mblk;
+	dbp->db_frtnp = frtn;
+	dbp->db_base = base;
+	dbp->db_lim = base + size;
+	dbp->db_ref = 1;
+	dbp->db_type = M_DATA;
+	dbp->db_flag = DBLK_ESB;
+	dbp->db_size = size;
+	mblk_init(mp, dbp);
+	strstat_add(t, ST_DBLK_ALLOC, 1);
+	strstat_add(t, ST_MBLK_ALLOC, 1);
+	return mp;
+}
+
+mblk_t *esballoc(unsigned char *base, size_t size, unsigned int pri,
+		 frtn_t *frtn)
+{
+	(void)pri;
+	return esballoc_common(base, size, frtn);
+}
+
+mblk_t *desballoc(unsigned char *base, size_t size, unsigned int pri,
+		  frtn_t *frtn)
+{
+	(void)pri;
+	return esballoc_common(base, size, frtn);
+}
+
+int testb(size_t size, unsigned int pri)
+{
+	(void)pri;
+	if (size > (size_t)SSIZE_MAX / 2)
+		return 0;
+	if (strmem_limit != 0 &&
+	    atomic_load(&strmem_used) + size > strmem_limit)
+		return 0;
+	return 1;
+}
+
+/* Drop the reference of mp to its dblk; the last one frees the data. */
+void freeb(mblk_t *mp)
+{
+	struct strthread *t;
+	dblk_t *dbp;
+
+	if (unlikely(mp == NULL)) {
+		str_bad("freeb(NULL)", mp);
+		return;
+	}
+	dbp = mp->b_datap;
+	if (unlikely(dbp == NULL)) {
+		str_bad("freeb of a freed or corrupt message", mp);
+		return;
+	}
+	t = str_self();
+	strstat_add(t, ST_MBLK_FREE, 1);
+	mp->b_datap = NULL;	/* catches double frees of this mblk */
+	/* db_ref == 1: ours is the only reference, nobody can add one */
+	if (__atomic_load_n(&dbp->db_ref, __ATOMIC_ACQUIRE) != 1) {
+		if (__atomic_sub_fetch(&dbp->db_ref, 1, __ATOMIC_ACQ_REL) != 0) {
+			mblk_put(t, mp);
+			return;
+		}
+	} else {
+		dbp->db_ref = 0;
+	}
+	/* last reference: pair mp with the chunk and cache both */
+	strstat_add(t, ST_DBLK_FREE, 1);
+	if (unlikely(dbp->db_flag & DBLK_ESB)) {
+		frtn_t *fr = dbp->db_frtnp;
+		dbp->db_frtnp = NULL;
+		strstat_add(t, ST_ESB_FREE, 1);
+		fr->free_func(fr->free_arg);
+	} else if (unlikely(strmem_limit != 0)) {
+		mem_uncharge(dbp->db_size);
+	}
+	dbp->db_mblk = mp;
+	chunk_put(t, dbp);
+	if (unlikely(atomic_load_explicit(&strbufcall_waiting,
+					  memory_order_relaxed)))
+		strbufcall_kick();
+}
+
+void freemsg(mblk_t *mp)
+{
+	while (mp != NULL) {
+		mblk_t *next = mp->b_cont;
+		freeb(mp);
+		mp = next;
+	}
+}
+
+mblk_t *dupb(mblk_t *bp)
+{
+	struct strthread *t;
+	mblk_t *mp;
+
+	if (unlikely(bp == NULL || bp->b_datap == NULL)) {
+		str_bad("dupb of a NULL or freed message", bp);
+		return NULL;
+	}
+	t = str_self();
+	mp = mblk_get(t);
+	if (unlikely(mp == NULL))
+		return alloc_fail(t);
+	__atomic_add_fetch(&bp->b_datap->db_ref, 1, __ATOMIC_RELAXED);
+	mp->b_next = mp->b_prev = mp->b_cont = NULL;
+	mp->b_rptr = bp->b_rptr;
+	mp->b_wptr = bp->b_wptr;
+	mp->b_datap = bp->b_datap;
+	mp->b_band = bp->b_band;
+	mp->b_pad1 = 0;
+	mp->b_flag = bp->b_flag;
+	mp->b_queue = NULL;
+	mp->b_private = NULL;
+	strstat_add(t, ST_MBLK_ALLOC, 1);
+	return mp;
+}
+
+/* Return a thread's cached objects to the depots (thread exit). */
+void strmem_thread_flush(struct strthread *t)
+{
+	for (int cls = 0; cls < STR_NCLASSES; cls++) {
+		struct strmag *m = &t->t_mag[cls];
+		if (m->count > 0)
+			depot_put(cls, m->slot, m->count);
+		m->count = 0;
+	}
+}
+
+/* Free every cached object (shutdown). */
+void strmem_shutdown(void)
+{
+	struct strthread *t = str_self_tls;
+
+	if (t != NULL)
+		strmem_thread_flush(t);
+	/* chunks first: they carry mblks, which are freed with them */
+	for (int cls = 0; cls < STR_NCLASSES; cls++) {
+		struct strdepot *d = &str_depot[cls];
+		strlock(&d->lock);
+		for (int i = 0; i < d->count; i++)
+			heap_free_obj(cls, d->slot[i]);
+		d->count = 0;
+		free(d->slot);
+		d->slot = NULL;
+		strunlock(&d->lock);
+	}
+}

@@ -1,0 +1,400 @@
+/*
+ * sched.c -- the STREAMS scheduler: running service procedures.
+ *
+ * How it works
+ * ------------
+ * qenable() (or putq deciding to enable) sets QENAB under the queue lock
+ * and calls strsched_enable() once.  A thread inside an entry appends the
+ * queue to its own run list (no lock) and runs it on the way out of the
+ * outermost entry (str_exit), so the service procedure of a queue a write
+ * filled runs right after the write, in the writer's thread, as in SVR4's
+ * runqueues() at system call exit.  A thread outside any entry uses the
+ * global run list, served by worker threads (one per CPU by default,
+ * started on first need, STREAMS_WORKERS or streams_set_workers()).
+ *
+ * A queue's service procedure never runs twice at once: running clears
+ * QENAB and sets QINSERVICE; an enable while it runs only sets QENAB, and
+ * the runner puts the queue back on a run list when the procedure returns.
+ *
+ * Locks: str_runq_lock protects the global list (q_link) and q_onrunq;
+ * it nests inside no other lock.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "strsubr.h"
+
+#define LOCAL_BUDGET	4096	/* services run locally before handing off */
+#define MAX_WORKERS	256
+
+static strlock_t str_runq_lock;
+static queue_t *str_runq_head, *str_runq_tail;	/* str_runq_lock */
+static int str_runq_len;			/* str_runq_lock */
+static int str_sched_word;			/* futex: bumped on work */
+static int str_sched_idle;			/* workers asleep; atomic */
+static int str_sched_active;			/* services running; atomic */
+
+static pthread_mutex_t str_workers_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t str_workers[MAX_WORKERS];	/* str_workers_lock */
+static int str_nworkers;			/* running; atomic */
+static int str_want_workers = -1;		/* -1: default */
+static int str_workers_stop;			/* atomic */
+
+int strsched_nworkers(void)
+{
+	return __atomic_load_n(&str_nworkers, __ATOMIC_RELAXED);
+}
+
+/* ---- running one queue ---- */
+
+void str_svc_invoke(queue_t *q)
+{
+	bool again;
+
+	STRSTAT(ST_SVC_RUNS);
+	if (unlikely(q->q_mstat != NULL))
+		__atomic_add_fetch(&q->q_mstat->ms_scnt, 1, __ATOMIC_RELAXED);
+	q->q_qinfo->qi_srvp(q);
+	qlock(q);
+	__atomic_store_n(&q->q_flag, q->q_flag & ~QINSERVICE,
+			 __ATOMIC_RELAXED);
+	again = (q->q_flag & (QENAB | QPROCSOFF)) == QENAB;
+	if ((q->q_flag & QENAB) && (q->q_flag & QPROCSOFF))
+		__atomic_store_n(&q->q_flag, q->q_flag & ~QENAB,
+				 __ATOMIC_RELAXED);
+	qunlock(q);
+	if (again)
+		strsched_enable(q);
+}
+
+void str_runservice(queue_t *q)
+{
+	struct strsyncq *sq;
+
+	qlock(q);
+	if (unlikely(q->q_flag & QPROCSOFF)) {
+		__atomic_store_n(&q->q_flag, q->q_flag & ~QENAB,
+				 __ATOMIC_RELAXED);
+		qunlock(q);
+		return;
+	}
+	__atomic_store_n(&q->q_flag, (q->q_flag & ~(QENAB | QBACK)) |
+			 QINSERVICE, __ATOMIC_RELAXED);
+	qunlock(q);
+	sq = q->q_syncq;
+	if (sq == NULL) {
+		str_svc_invoke(q);
+	} else if (strperim_enter_svc(sq, q)) {
+		str_svc_invoke(q);
+		strperim_exit(sq);
+	}
+}
+
+/* ---- run lists ---- */
+
+static void global_add(queue_t *q)
+{
+	strlock(&str_runq_lock);
+	q->q_link = NULL;
+	if (str_runq_tail != NULL)
+		str_runq_tail->q_link = q;
+	else
+		__atomic_store_n(&str_runq_head, q, __ATOMIC_RELEASE);
+	str_runq_tail = q;
+	str_runq_len++;
+	q->q_onrunq = 1;
+	strunlock(&str_runq_lock);
+	strsched_wake();
+}
+
+static queue_t *global_pop(void)
+{
+	queue_t *q;
+
+	if (__atomic_load_n(&str_runq_head, __ATOMIC_RELAXED) == NULL)
+		return NULL;
+	strlock(&str_runq_lock);
+	q = str_runq_head;
+	if (q != NULL) {
+		__atomic_store_n(&str_runq_head, q->q_link, __ATOMIC_RELAXED);
+		if (str_runq_head == NULL)
+			str_runq_tail = NULL;
+		q->q_link = NULL;
+		q->q_onrunq = 0;
+		str_runq_len--;
+		__atomic_add_fetch(&str_sched_active, 1, __ATOMIC_ACQ_REL);
+	}
+	strunlock(&str_runq_lock);
+	return q;
+}
+
+/*
+ * Only threads inside an entry add to run lists, and always to their own:
+ * a thread outside any entry enters, and so runs the service procedure on
+ * its way out, now.  The global list takes only what a local list hands
+ * off (LOCAL_BUDGET), from inside an entry; so a grace period after
+ * strsched_unschedule() covers every service run of a dying queue.
+ */
+void strsched_enable(queue_t *q)
+{
+	struct strthread *t = str_self();
+	bool outside = t->t_depth == 0;
+
+	if (outside)
+		str_enter();
+	strstat_add(t, ST_QENABLES, 1);
+	q->q_link = NULL;
+	if (t->t_runq_tail != NULL)
+		t->t_runq_tail->q_link = q;
+	else
+		t->t_runq_head = q;
+	t->t_runq_tail = q;
+	if (outside)
+		str_exit(t);
+}
+
+/* Take q off the global run list if it is there (queue being freed). */
+void strsched_unschedule(queue_t *q)
+{
+	queue_t *p, *prev = NULL;
+
+	strlock(&str_runq_lock);
+	if (q->q_onrunq) {
+		for (p = str_runq_head; p != NULL; prev = p, p = p->q_link) {
+			if (p != q)
+				continue;
+			if (prev != NULL)
+				prev->q_link = q->q_link;
+			else
+				__atomic_store_n(&str_runq_head, q->q_link,
+						 __ATOMIC_RELAXED);
+			if (str_runq_tail == q)
+				str_runq_tail = prev;
+			q->q_link = NULL;
+			str_runq_len--;
+			break;
+		}
+		q->q_onrunq = 0;
+	}
+	strunlock(&str_runq_lock);
+	/* A worker that popped q already is inside an entry: the grace
+	 * period the caller waits next covers it. */
+}
+
+/* Drain this thread's run list (inside its outermost entry). */
+int strsched_run_local(struct strthread *t)
+{
+	int n = 0;
+	queue_t *q;
+
+	if (t->t_running)
+		return 0;
+	t->t_running = 1;
+	while ((q = t->t_runq_head) != NULL) {
+		t->t_runq_head = q->q_link;
+		if (t->t_runq_head == NULL)
+			t->t_runq_tail = NULL;
+		q->q_link = NULL;
+		if (++n > LOCAL_BUDGET) {
+			/* a storm of re-enables: let the workers share it */
+			global_add(q);
+			continue;
+		}
+		str_runservice(q);
+	}
+	t->t_running = 0;
+	return n;
+}
+
+/*
+ * Run up to budget queues from the global list.  Each popped queue counts
+ * in str_sched_active until the caller calls sched_done(n) after leaving
+ * its entry, since what those services enable runs on the way out and is
+ * still "pending" for streams_quiesce().
+ */
+int strsched_run_global(int budget)
+{
+	int n = 0;
+	queue_t *q;
+
+	while (n < budget && (q = global_pop()) != NULL) {
+		str_runservice(q);
+		n++;
+	}
+	return n;
+}
+
+static void sched_done(int n)
+{
+	if (n > 0)
+		__atomic_sub_fetch(&str_sched_active, n, __ATOMIC_ACQ_REL);
+}
+
+int strsched_pending(void)
+{
+	return __atomic_load_n(&str_runq_head, __ATOMIC_RELAXED) != NULL ||
+	       __atomic_load_n(&str_sched_active, __ATOMIC_RELAXED) != 0;
+}
+
+/* ---- workers ---- */
+
+static void *worker_main(void *arg)
+{
+	struct strthread *t = str_self();
+
+	(void)arg;
+	t->t_worker = 1;
+	while (!__atomic_load_n(&str_workers_stop, __ATOMIC_ACQUIRE)) {
+		int seen = __atomic_load_n(&str_sched_word, __ATOMIC_ACQUIRE);
+		struct strthread *e = str_enter();
+		int n = strsched_run_global(64);
+		str_exit(e);
+		sched_done(n);
+		if (n > 0)
+			continue;
+		__atomic_add_fetch(&str_sched_idle, 1, __ATOMIC_ACQ_REL);
+		if (__atomic_load_n(&str_runq_head, __ATOMIC_ACQUIRE) == NULL &&
+		    !__atomic_load_n(&str_workers_stop, __ATOMIC_ACQUIRE))
+			str_futex_wait(&str_sched_word, seen, NULL);
+		__atomic_sub_fetch(&str_sched_idle, 1, __ATOMIC_ACQ_REL);
+	}
+	return NULL;
+}
+
+static int default_workers(void)
+{
+	const char *e = getenv("STREAMS_WORKERS");
+	long n;
+
+	if (e != NULL && *e != '\0') {
+		n = strtol(e, NULL, 10);
+		if (n >= 0 && n <= MAX_WORKERS)
+			return (int)n;
+	}
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		n = 1;
+	if (n > MAX_WORKERS)
+		n = MAX_WORKERS;
+	return (int)n;
+}
+
+void strsched_start(void)
+{
+	pthread_mutex_lock(&str_workers_lock);
+	if (str_want_workers < 0)
+		str_want_workers = default_workers();
+	__atomic_store_n(&str_workers_stop, 0, __ATOMIC_RELEASE);
+	while (str_nworkers < str_want_workers) {
+		pthread_attr_t a;
+		pthread_attr_init(&a);
+		pthread_attr_setstacksize(&a, 256 * 1024);
+		if (pthread_create(&str_workers[str_nworkers], &a, worker_main,
+				   NULL) != 0) {
+			pthread_attr_destroy(&a);
+			break;
+		}
+		pthread_attr_destroy(&a);
+		__atomic_add_fetch(&str_nworkers, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&str_workers_lock);
+}
+
+static void stop_workers(void)
+{
+	pthread_mutex_lock(&str_workers_lock);
+	__atomic_store_n(&str_workers_stop, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&str_sched_word, 1, __ATOMIC_ACQ_REL);
+	str_futex_wake(&str_sched_word, MAX_WORKERS);
+	for (int i = 0; i < str_nworkers; i++)
+		pthread_join(str_workers[i], NULL);
+	__atomic_store_n(&str_nworkers, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&str_workers_lock);
+}
+
+void strsched_wake(void)
+{
+	if (unlikely(__atomic_load_n(&str_nworkers, __ATOMIC_ACQUIRE) <
+		     (str_want_workers < 0 ? 1 : str_want_workers)) &&
+	    !str_shutting_down)
+		strsched_start();
+	__atomic_add_fetch(&str_sched_word, 1, __ATOMIC_ACQ_REL);
+	if (__atomic_load_n(&str_sched_idle, __ATOMIC_ACQUIRE) > 0)
+		str_futex_wake(&str_sched_word, 1);
+}
+
+int streams_set_workers(int n)
+{
+	if (n < 0 || n > MAX_WORKERS)
+		return -EINVAL;
+	if (!str_initialised)
+		str_init();
+	stop_workers();
+	pthread_mutex_lock(&str_workers_lock);
+	str_want_workers = n;
+	pthread_mutex_unlock(&str_workers_lock);
+	if (n > 0)
+		strsched_start();
+	return 0;
+}
+
+int streams_run(void)
+{
+	struct strthread *t;
+	int n = 0, k;
+
+	do {
+		int g;
+		t = str_enter();
+		k = strsched_run_local(t);
+		g = strsched_run_global(1 << 20);
+		str_exit(t);
+		sched_done(g);
+		k += g;
+		n += k;
+	} while (k > 0);
+	return n;
+}
+
+int streams_quiesce(int timeout_ms)
+{
+	struct timespec start, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		if (str_nworkers == 0)
+			streams_run();
+		if (!strsched_pending())
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long ms = (now.tv_sec - start.tv_sec) * 1000 +
+			  (now.tv_nsec - start.tv_nsec) / 1000000;
+		if (ms >= timeout_ms)
+			return -ETIMEDOUT;
+		struct timespec ts = { 0, 200000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+void strsched_shutdown(void)
+{
+	stop_workers();
+	streams_run();
+}
+
+void strsched_atfork_child(void)
+{
+	/* the workers did not survive the fork */
+	str_runq_lock = STRLOCK_INIT;
+	pthread_mutex_init(&str_workers_lock, NULL);
+	str_nworkers = 0;
+	str_sched_idle = 0;
+	str_sched_active = 0;
+	str_workers_stop = 0;
+}

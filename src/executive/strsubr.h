@@ -1,0 +1,433 @@
+/*
+ * strsubr.h -- the private framework of the STREAMS executive.
+ *
+ * How the executive works
+ * -----------------------
+ * One executive per process.  A stream is a chain of queue pairs: the
+ * stream head's pair at the top, pushed modules below it, a driver at the
+ * bottom.  Messages move by put procedures (called in the caller's thread)
+ * and by service procedures (run by the scheduler, sched.c).
+ *
+ * Entries.  Every thread that touches queues does so between str_enter()
+ * and str_exit() (the stream head, the scheduler and the timer callbacks
+ * do this for modules).  An entry is a read-side critical section of a
+ * quiescent-state scheme (rcu.c): plumbing changes (pop, close, unlink)
+ * unhook queues, wait one grace period for every entry in progress to end,
+ * and only then close and free them.  So putnext() reads q_next without a
+ * lock.  Entries never sleep; code that must sleep leaves its entry first.
+ *
+ * Perimeters (perim.c).  Modules without D_MP run inside a perimeter: a
+ * syncq shared per queue pair (default, D_MTQPAIR), per queue (D_MTPERQ)
+ * or per module (D_MTPERMOD).  A thread that finds the perimeter busy does
+ * not wait: it leaves the call (put, service, callback) on the syncq and
+ * the thread inside runs it before leaving.  No deadlock, order kept.
+ *
+ * Lock order (outer to inner):
+ *	registry lock (reg.c)
+ *	stream plumbing mutex (sd_plumb)
+ *	perimeter (a state, never held while waiting on anything below)
+ *	queue lock (q_lock)  -- one queue at a time, never two
+ *	run list locks (sched.c), callout lock (timer.c), stats registry lock
+ * Message allocation (mem.c) takes no lock on its fast path.
+ */
+#ifndef STREAMS_STRSUBR_H
+#define STREAMS_STRSUBR_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <sys/stream.h>
+#include <sys/strconf.h>
+#include <sys/strexec.h>
+
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+
+#if defined(__SANITIZE_THREAD__)
+#define STR_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define STR_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define STR_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define STR_ASAN 1
+#endif
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Locks (lock.c): a word-sized mutex that spins briefly, then sleeps on
+ * a futex.  0 free, 1 locked, 2 locked with sleepers.                  */
+/* ------------------------------------------------------------------ */
+
+typedef int strlock_t;
+#define STRLOCK_INIT 0
+
+void strlock_slow(strlock_t *l);
+void strunlock_slow(strlock_t *l);
+
+static inline void strlock(strlock_t *l)
+{
+	int z = 0;
+	if (likely(__atomic_compare_exchange_n(l, &z, 1, false,
+			__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+		return;
+	strlock_slow(l);
+}
+
+static inline bool strtrylock(strlock_t *l)
+{
+	int z = 0;
+	return __atomic_compare_exchange_n(l, &z, 1, false, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
+static inline void strunlock(strlock_t *l)
+{
+	if (likely(__atomic_exchange_n(l, 0, __ATOMIC_RELEASE) == 1))
+		return;
+	strunlock_slow(l);
+}
+
+/* futex helpers (lock.c) */
+int str_futex_wait(int *addr, int val, const struct timespec *abs_mono);
+void str_futex_wake(int *addr, int n);
+
+/* ------------------------------------------------------------------ */
+/* Statistics (stats.c): per-thread counters, written only by their     */
+/* thread with relaxed stores, summed by streams_stats().               */
+/* ------------------------------------------------------------------ */
+
+enum strstat_id {
+	ST_MBLK_ALLOC, ST_MBLK_FREE, ST_DBLK_ALLOC, ST_DBLK_FREE,
+	ST_ALLOC_FAIL, ST_ESB_FREE, ST_QUEUE_ALLOC,
+	ST_QUEUE_FREE, ST_STREAM_ALLOC, ST_STREAM_FREE,
+	ST_SVC_RUNS, ST_QENABLES, ST_BACKENABLES, ST_SYNCQ_DEFERS,
+	ST_BUFCALLS, ST_BUFCALL_RUNS, ST_TIMEOUTS, ST_TIMEOUT_RUNS,
+	ST_GRACE_PERIODS,
+	ST_NCOUNTERS
+};
+
+/* ------------------------------------------------------------------ */
+/* Per-thread state (thread.c)                                         */
+/* ------------------------------------------------------------------ */
+
+/* Allocation classes (mem.c): 0..6 data chunks (dblk + data, each
+ * carrying a paired mblk), 7 dblk without data (esballoc), 8 mblks. */
+#define STR_NDATACLASSES 7
+#define STR_CLASS_ESB	7
+#define STR_CLASS_MBLK	8
+#define STR_NCLASSES	9
+#define STR_CLASS_BIG	255	/* larger than the largest class: heap */
+#define STR_MAGSIZE	128	/* per-thread cache slots per class */
+#define STR_MAGBATCH	64	/* moved to and from the depot at once */
+
+struct strmag {			/* per-thread cache of free objects */
+	int count;
+	void *slot[STR_MAGSIZE];
+};
+
+struct strthread {
+	struct strthread *t_next;	/* registry; thread registry lock */
+	_Atomic unsigned long t_rcu;	/* 0 outside, odd inside (rcu.c);
+					   written by this thread only */
+	int t_depth;			/* entry nesting; this thread */
+	int t_worker;			/* this is a scheduler worker */
+	unsigned long t_seq;		/* entry sequence; this thread */
+	queue_t *t_runq_head;		/* local run list; this thread */
+	queue_t *t_runq_tail;
+	int t_running;			/* draining the local run list */
+	_Atomic uint64_t t_stat[ST_NCOUNTERS];	/* this thread writes */
+	struct strmag t_mag[STR_NCLASSES];	/* this thread */
+	int t_dead;			/* destructor ran */
+	int t_tid;			/* kernel thread id */
+};
+
+extern __thread struct strthread *str_self_tls;
+struct strthread *str_thread_init(void);
+
+static inline struct strthread *str_self(void)
+{
+	struct strthread *t = str_self_tls;
+	if (unlikely(t == NULL))
+		t = str_thread_init();
+	return t;
+}
+
+/* Only the owning thread writes its counters: a relaxed load and store
+ * is enough and costs no locked instruction. */
+static inline void strstat_add(struct strthread *t, enum strstat_id id,
+			       uint64_t n)
+{
+	uint64_t v = atomic_load_explicit(&t->t_stat[id], memory_order_relaxed);
+	atomic_store_explicit(&t->t_stat[id], v + n, memory_order_relaxed);
+}
+#define STRSTAT(id)	strstat_add(str_self(), (id), 1)
+
+void strstat_fold(struct strthread *t);	/* at thread exit */
+
+/* ------------------------------------------------------------------ */
+/* Entries and grace periods (rcu.c)                                   */
+/* ------------------------------------------------------------------ */
+
+extern int str_rcu_membarrier;	/* membarrier(2) usable: cheap entries */
+
+void str_exit_slow(struct strthread *t);
+
+static inline struct strthread *str_enter(void)
+{
+	struct strthread *t = str_self();
+	if (t->t_depth++ == 0) {
+		unsigned long v = (++t->t_seq << 1) | 1;
+#if STR_TSAN
+		/* TSan models neither membarrier nor fences: a seq_cst
+		 * exchange orders this store before the entry's loads */
+		atomic_exchange_explicit(&t->t_rcu, v, memory_order_seq_cst);
+#else
+		if (likely(str_rcu_membarrier)) {
+			atomic_store_explicit(&t->t_rcu, v,
+					      memory_order_relaxed);
+			atomic_signal_fence(memory_order_seq_cst);
+		} else {
+			atomic_exchange_explicit(&t->t_rcu, v,
+						 memory_order_seq_cst);
+		}
+#endif
+	}
+	return t;
+}
+
+static inline void str_exit(struct strthread *t)
+{
+	if (t->t_depth == 1 && (t->t_runq_head != NULL)) {
+		str_exit_slow(t);
+		return;
+	}
+	if (--t->t_depth == 0)
+		atomic_store_explicit(&t->t_rcu, 0, memory_order_release);
+}
+
+static inline bool str_inside(void)
+{
+	struct strthread *t = str_self_tls;
+	return t != NULL && t->t_depth > 0;
+}
+
+/* Wait until every entry in progress when called has ended.  Must be
+ * called outside any entry. */
+void str_synchronize(void);
+
+/* ------------------------------------------------------------------ */
+/* Perimeters (perim.c)                                                */
+/* ------------------------------------------------------------------ */
+
+/* sq_state: 0 free, 1 busy, 2 busy with deferred work on the list. */
+struct strsyncq {
+	int sq_state;			/* atomic */
+	strlock_t sq_lock;		/* protects the deferred list */
+	mblk_t *sq_mhead, *sq_mtail;	/* deferred puts (b_next, b_queue) */
+	queue_t *sq_qhead, *sq_qtail;	/* deferred service runs (q_link) */
+	struct strcallout *sq_chead, *sq_ctail;	/* deferred callbacks */
+	int sq_owner;			/* tid inside, for qwriter/debug */
+	int sq_waiters;			/* blocking enters waiting (futex) */
+	int sq_refs;			/* users of this syncq */
+};
+
+struct strsyncq *strsyncq_alloc(void);
+void strsyncq_release(struct strsyncq *sq);
+
+/* Non-blocking: true if now inside (must call strperim_exit), false if
+ * the work was left on the syncq. */
+bool strperim_enter_put(struct strsyncq *sq, queue_t *q, mblk_t *mp);
+bool strperim_enter_svc(struct strsyncq *sq, queue_t *q);
+bool strperim_enter_callout(struct strsyncq *sq, struct strcallout *co);
+/* Blocking enter for open/close and plumbing. */
+void strperim_enter_wait(struct strsyncq *sq);
+void strperim_exit(struct strsyncq *sq);
+
+/* ------------------------------------------------------------------ */
+/* Queues and streams (stream.c, queue.c)                              */
+/* ------------------------------------------------------------------ */
+
+/* q_sflag, private queue state (q lock) */
+#define QS_SVCDEFER	0x0002	/* service deferred on a syncq */
+#define QS_OPENED	0x0004	/* open procedure succeeded */
+#define QS_FREEZEWAIT	0x0008
+
+/* A queue pair: read queue first so that OTHERQ is pointer arithmetic. */
+struct strqpair {
+	queue_t qp_q[2];		/* [0] read, [1] write */
+	struct strsyncq *qp_syncq;	/* pair perimeter or NULL */
+	struct module_stat qp_mstat[2];
+	int qp_kind;			/* QP_HEAD, QP_MOD, QP_DRV, QP_MUX */
+	void *qp_mod;			/* fmodsw or cdevsw */
+	int qp_anchor;			/* I_ANCHOR set here */
+};
+#define QP_HEAD 1
+#define QP_MOD	2
+#define QP_DRV	3
+#define QP_MUX	4
+
+static inline struct strqpair *q_pair(queue_t *q)
+{
+	return (struct strqpair *)(RD(q));
+}
+
+/*
+ * A stream.  The executive owns the plumbing fields; the stream head
+ * (src/head) owns the sd_h* fields through its own header.
+ */
+struct stdata {
+	queue_t *sd_rq;			/* stream head read queue; fixed */
+	queue_t *sd_wq;			/* stream head write queue; fixed */
+	pthread_mutex_t sd_plumb;	/* push, pop, link, close */
+	int sd_pushcnt;			/* modules pushed; sd_plumb */
+	int sd_anchor;			/* I_ANCHOR position; sd_plumb */
+	int sd_frozen;			/* tid of freezestr holder; atomic */
+	struct cdevsw *sd_cdev;		/* driver; fixed after open */
+	dev_t sd_dev;			/* device; fixed after open */
+	unsigned int sd_eflag;		/* SDE_* executive flags; sd_plumb */
+	int sd_refs;			/* references; atomic */
+	struct stdata *sd_all_next;	/* list of all streams; streams lock */
+	struct stdata *sd_all_prev;
+	void *sd_head;			/* stream head state (src/head) */
+	void (*sd_head_free)(struct stdata *);
+};
+
+#define SDE_CLOSING	0x01
+#define SDE_PLINKED	0x02	/* persistently linked below a mux */
+#define SDE_LINKED	0x04	/* linked below a mux */
+
+/* Allocate a stream with a head queue pair using the given qinits.  The
+ * stream holds one reference. */
+struct stdata *str_stream_alloc(struct qinit *rinit, struct qinit *winit);
+void str_stream_hold(struct stdata *sd);
+void str_stream_rele(struct stdata *sd);
+
+/* Open the driver below the head of sd (d_str of cdev) with *devp; on
+ * success the driver pair is linked below the head and its procedures
+ * are on.  sflag: DRVOPEN or CLONEOPEN.  0 or errno. */
+int str_open_driver(struct stdata *sd, struct cdevsw *cdev, dev_t *devp,
+		    int oflag, int sflag, cred_t *cr);
+/* Push module f immediately below the stream head; 0 or errno. */
+int str_push(struct stdata *sd, struct fmodsw *f, dev_t *devp, int oflag,
+	     cred_t *cr);
+/* Pop the module immediately below the stream head; 0 or errno. */
+int str_pop(struct stdata *sd, int oflag, cred_t *cr);
+/* Pop every module and close the driver; frees the queues. */
+void str_close_all(struct stdata *sd, int oflag, cred_t *cr);
+/* Close and free one queue pair already unhooked from any flow. */
+void str_qdetach(queue_t *rq, int oflag, cred_t *cr);
+/* The queue pair of the driver or of the topmost module (below head). */
+queue_t *str_top(struct stdata *sd);
+
+/* Freeze helpers for queue ops (freezestr holds every q_lock). */
+extern __thread struct stdata *str_frozen_tls;
+static inline void qlock(queue_t *q)
+{
+	if (unlikely(str_frozen_tls != NULL) && q->q_stream == str_frozen_tls)
+		return;
+	strlock(&q->q_lock);
+}
+static inline void qunlock(queue_t *q)
+{
+	if (unlikely(str_frozen_tls != NULL) && q->q_stream == str_frozen_tls)
+		return;
+	strunlock(&q->q_lock);
+}
+
+/* Credentials of the calling process. */
+void str_getcred(cred_t *cr);
+
+/* Allocate a queue pair with the given qinits; NULL on failure. */
+queue_t *str_allocq(struct qinit *rinit, struct qinit *winit,
+		    unsigned int flags, void *mod, int kind);
+void str_freeq(queue_t *rq);
+/* Set the qinits of a pair and its water marks from their module_info. */
+void str_setq(queue_t *rq, struct qinit *rinit, struct qinit *winit);
+
+/* Run q's service procedure (scheduler entry); handles perimeter. */
+void str_runservice(queue_t *q);
+/* Called inside the perimeter to run the service procedure of q. */
+void str_svc_invoke(queue_t *q);
+/* Called inside the perimeter to run the put procedure of q. */
+static inline void str_put_invoke(queue_t *q, mblk_t *mp)
+{
+	if (unlikely(q->q_mstat != NULL))
+		__atomic_add_fetch(&q->q_mstat->ms_pcnt, 1, __ATOMIC_RELAXED);
+	q->q_qinfo->qi_putp(q, mp);
+}
+
+/* put() without entering: the caller is inside an entry. */
+void str_put_slow(queue_t *q, mblk_t *mp);
+static inline void str_put(queue_t *q, mblk_t *mp)
+{
+	if (likely(q->q_syncq == NULL &&
+		   !(__atomic_load_n(&q->q_flag, __ATOMIC_RELAXED) &
+		     QPROCSOFF))) {
+		str_put_invoke(q, mp);
+		return;
+	}
+	str_put_slow(q, mp);
+}
+
+/* Back-enable the queue behind q (q has drained below low water). */
+void str_backenable(queue_t *q, unsigned char band);
+
+/* Scheduler (sched.c). */
+void strsched_enable(queue_t *q);	/* q has QENAB set by caller */
+void strsched_unschedule(queue_t *q);	/* remove from global list */
+int strsched_run_local(struct strthread *t);
+void strsched_start(void);
+void strsched_wake(void);
+void strsched_shutdown(void);
+int strsched_run_global(int budget);
+int strsched_pending(void);
+void strsched_atfork_child(void);
+
+/* Timers and bufcalls (timer.c). */
+struct strcallout;
+void strcallout_invoke(struct strcallout *co);	/* inside perimeter */
+void strbufcall_kick(void);		/* memory was freed */
+extern _Atomic int strbufcall_waiting;	/* bufcalls pending */
+void strtimer_shutdown(void);
+void strtimer_atfork_child(void);
+long str_lbolt(void);
+void strcallout_cancel_queue(queue_t *q);
+
+/* Memory accounting (mem.c). */
+void strmem_thread_flush(struct strthread *t);
+void strmem_shutdown(void);
+void strmem_init(void);
+
+/* Registry (reg.c). */
+int strreg_hold_mod(struct fmodsw *f);
+void strreg_rele_mod(struct fmodsw *f);
+int strreg_hold_dev(struct cdevsw *d);
+void strreg_rele_dev(struct cdevsw *d);
+extern pthread_mutex_t strreg_lock;
+
+/* Perimeter for a module or driver entry with the given flags.  Returns
+ * NULL for D_MP; *pair_shared says whether rq and wq share one. */
+struct strsyncq *str_perim_for(unsigned int flags, struct strsyncq **modsq,
+			       bool *per_queue);
+
+/* Executive initialisation (init.c). */
+void str_init(void);
+extern int str_initialised;
+extern int str_shutting_down;
+
+/* Debug checks: assertion that reports and aborts in debug builds, counts
+ * and continues in release builds. */
+void str_bad(const char *what, const void *ptr);
+#ifdef STR_DEBUG
+#define STR_ASSERT(c, what, p) do { if (unlikely(!(c))) str_bad(what, p); } while (0)
+#else
+#define STR_ASSERT(c, what, p) do { if (unlikely(!(c))) str_bad(what, p); } while (0)
+#endif
+
+#endif /* STREAMS_STRSUBR_H */

@@ -1,0 +1,106 @@
+/*
+ * thread.c -- per-thread executive state.
+ *
+ * Each thread that enters the executive gets a struct strthread on first
+ * use: its entry counter for grace periods (rcu.c), its local run list
+ * (sched.c), its statistics (stats.c) and its caches of free message
+ * chunks (mem.c).  The registry links them so grace periods and
+ * streams_stats() can visit every thread.  A pthread key destructor
+ * returns the caches and folds the counters at exit.  The structures are
+ * never freed, only reused by later threads, so a grace period may read
+ * a thread's entry counter without holding the registry lock.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#include "strsubr.h"
+
+__thread struct strthread *str_self_tls;
+
+pthread_mutex_t strthread_lock = PTHREAD_MUTEX_INITIALIZER;
+struct strthread *strthread_list;	/* strthread_lock */
+static pthread_key_t strthread_key;
+static pthread_once_t strthread_once = PTHREAD_ONCE_INIT;
+
+static void strthread_dtor(void *arg)
+{
+	struct strthread *t = arg;
+
+	/* Anything still enabled locally must still run. */
+	if (t->t_runq_head != NULL) {
+		t->t_depth = 1;
+		str_exit_slow(t);
+	}
+	strmem_thread_flush(t);
+	pthread_mutex_lock(&strthread_lock);
+	strstat_fold(t);
+	atomic_store_explicit(&t->t_rcu, 0, memory_order_release);
+	t->t_depth = 0;
+	t->t_dead = 1;
+	pthread_mutex_unlock(&strthread_lock);
+	str_self_tls = NULL;
+}
+
+static void strthread_key_init(void)
+{
+	pthread_key_create(&strthread_key, strthread_dtor);
+}
+
+struct strthread *str_thread_init(void)
+{
+	struct strthread *t;
+
+	if (!str_initialised)
+		str_init();
+	pthread_once(&strthread_once, strthread_key_init);
+	pthread_mutex_lock(&strthread_lock);
+	for (t = strthread_list; t != NULL; t = t->t_next)
+		if (t->t_dead)
+			break;
+	if (t != NULL) {
+		/* reuse: keep t_next and the entry counter's history */
+		unsigned long seq = t->t_seq;
+		memset((char *)t + sizeof(t->t_next) + sizeof(t->t_rcu), 0,
+		       sizeof(*t) - sizeof(t->t_next) - sizeof(t->t_rcu));
+		t->t_seq = seq;
+	} else {
+		t = calloc(1, sizeof(*t));
+		if (t == NULL)
+			abort();	/* cannot run without per-thread state */
+		t->t_next = strthread_list;
+		strthread_list = t;
+	}
+	t->t_tid = (int)syscall(SYS_gettid);
+	pthread_mutex_unlock(&strthread_lock);
+	str_self_tls = t;
+	pthread_setspecific(strthread_key, t);
+	return t;
+}
+
+/* After fork() only the forking thread survives in the child. */
+void strthread_atfork_child(void)
+{
+	struct strthread *self = str_self_tls, *t;
+
+	pthread_mutex_init(&strthread_lock, NULL);
+	for (t = strthread_list; t != NULL; t = t->t_next) {
+		if (t != self && !t->t_dead) {
+			/* the thread is gone; its cached chunks are lost to
+			 * the child (plain heap memory, reclaimed at exit) */
+			strstat_fold(t);
+			for (int i = 0; i < STR_NCLASSES; i++)
+				t->t_mag[i].count = 0;
+			t->t_runq_head = t->t_runq_tail = NULL;
+			atomic_store_explicit(&t->t_rcu, 0,
+					      memory_order_relaxed);
+			t->t_depth = 0;
+			t->t_dead = 1;
+		}
+	}
+}

@@ -1,0 +1,57 @@
+/*
+ * t.h -- the checks every test program uses.  A failed check prints where
+ * and what, the program goes on, and T_DONE() exits non-zero if anything
+ * failed.  Values are printed so a failure says what was seen.
+ */
+#ifndef STREAMS_TEST_T_H
+#define STREAMS_TEST_T_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int t_failed, t_checked;
+
+#define CHECK(c) do {							\
+	t_checked++;							\
+	if (!(c)) {							\
+		t_failed++;						\
+		fprintf(stderr, "%s:%d: FAIL: %s\n", __FILE__, __LINE__, #c); \
+	}								\
+} while (0)
+
+#define CHECK_EQ(a, b) do {						\
+	long long _a = (long long)(a), _b = (long long)(b);		\
+	t_checked++;							\
+	if (_a != _b) {							\
+		t_failed++;						\
+		fprintf(stderr, "%s:%d: FAIL: %s == %s (%lld != %lld)\n", \
+			__FILE__, __LINE__, #a, #b, _a, _b);		\
+	}								\
+} while (0)
+
+#define CHECK_PTR(a, b) do {						\
+	const void *_a = (const void *)(a), *_b = (const void *)(b);	\
+	t_checked++;							\
+	if (_a != _b) {							\
+		t_failed++;						\
+		fprintf(stderr, "%s:%d: FAIL: %s == %s (%p != %p)\n",	\
+			__FILE__, __LINE__, #a, #b, _a, _b);		\
+	}								\
+} while (0)
+
+/* Must hold for the test to make sense at all. */
+#define REQUIRE(c) do {							\
+	t_checked++;							\
+	if (!(c)) {							\
+		fprintf(stderr, "%s:%d: FATAL: %s\n", __FILE__, __LINE__, #c); \
+		exit(1);						\
+	}								\
+} while (0)
+
+#define T_DONE() do {							\
+	printf("%s: %d checks, %d failed\n", __FILE__, t_checked, t_failed); \
+	return t_failed ? 1 : 0;					\
+} while (0)
+
+#endif
