@@ -166,7 +166,18 @@ static void test_copymsg_dupmsg(void)
 
 static void test_memlimit(void)
 {
-	mblk_t *a, *b;
+	mblk_t *a, *b, *old[10];
+
+	/* blocks allocated before a limit is set and freed under it must
+	 * not make room that was never taken */
+	for (int i = 0; i < 10; i++)
+		old[i] = allocb(5000, BPRI_MED);
+	CHECK_EQ(streams_set_memlimit(1000), 0);
+	for (int i = 0; i < 10; i++)
+		freeb(old[i]);
+	CHECK_EQ(testb(5000, BPRI_MED), 0);
+	CHECK_PTR(allocb(5000, BPRI_MED), NULL);
+	CHECK_EQ(testb(900, BPRI_MED), 1);
 
 	CHECK_EQ(streams_set_memlimit(10000), 0);
 	a = allocb(6000, BPRI_MED);

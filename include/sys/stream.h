@@ -85,6 +85,7 @@ typedef struct datab {
 /* db_flag */
 #define DBLK_REFMIN	0x01	/* not used; for source compatibility */
 #define DBLK_ESB	0x02	/* private: external buffer (esballoc) */
+#define DBLK_CHARGED	0x04	/* private: counted against the memory limit */
 
 typedef struct msgb {
 	struct msgb *b_next;		/* next message on the queue */

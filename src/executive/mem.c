@@ -17,8 +17,9 @@
  * after free is caught.
  *
  * Memory limit: streams_set_memlimit() makes the buffer bytes in use
- * count (one atomic add per allocation while a limit is set); past the
- * limit allocb() fails and bufcall callbacks wait for memory (timer.c).
+ * count (one atomic add per allocation while a limit is set; the block is
+ * marked DBLK_CHARGED and uncharged when freed); past the limit allocb()
+ * fails and bufcall callbacks wait for memory (timer.c).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -294,17 +295,21 @@ mblk_t *allocb(size_t size, unsigned int pri)
 {
 	struct strthread *t = str_self();
 	int cls = size_class(size);
+	unsigned short charged = 0;
 	dblk_t *dbp;
 	mblk_t *mp;
 
 	(void)pri;
 	if (unlikely(size > (size_t)SSIZE_MAX / 2))
 		return alloc_fail(t);
-	if (unlikely(strmem_limit != 0) && !mem_charge(size))
-		return alloc_fail(t);
+	if (unlikely(strmem_limit != 0)) {
+		if (!mem_charge(size))
+			return alloc_fail(t);
+		charged = DBLK_CHARGED;
+	}
 	dbp = chunk_get(t, cls, size);
 	if (unlikely(dbp == NULL)) {
-		if (strmem_limit != 0)
+		if (charged)
 			mem_uncharge(size);
 		return alloc_fail(t);
 	}
@@ -313,7 +318,7 @@ mblk_t *allocb(size_t size, unsigned int pri)
 	dbp->db_lim = dbp->db_base + size;
 	dbp->db_ref = 1;
 	dbp->db_type = M_DATA;
-	dbp->db_flag = 0;
+	dbp->db_flag = charged;
 	dbp->db_size = size;
 	mblk_init(mp, dbp);
 	strstat_add(t, ST_DBLK_ALLOC, 1);
@@ -407,7 +412,9 @@ void freeb(mblk_t *mp)
 		dbp->db_frtnp = NULL;
 		strstat_add(t, ST_ESB_FREE, 1);
 		fr->free_func(fr->free_arg);
-	} else if (unlikely(strmem_limit != 0)) {
+	} else if (unlikely(dbp->db_flag & DBLK_CHARGED)) {
+		/* only what was charged: the limit may have been set or
+		 * cleared while this block lived */
 		mem_uncharge(dbp->db_size);
 	}
 	dbp->db_mblk = mp;
