@@ -7,8 +7,8 @@
  * program that links the library but never opens a stream pays nothing.
  * After fork() the child keeps its streams but not the parent's other
  * threads; its scheduler and callout thread restart on demand.
- * streams_shutdown() (also at exit) closes every stream, stops the
- * threads and frees every cached block.
+ * streams_shutdown() (also at exit) runs what is scheduled, closes every
+ * stream, stops the threads and frees every cached block.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -26,8 +26,21 @@ extern void str_rcu_init(void);
 extern void strthread_atfork_child(void);
 extern void str_foreach_stream(void (*fn)(struct stdata *));
 
-/* Hook for the stream head: close one stream at shutdown. */
-void (*str_shutdown_stream)(struct stdata *);
+/* Close one stream at shutdown: the stream head replaces this with its
+ * own close; by default pop everything, close the driver and drop the
+ * opener's reference. */
+static void default_shutdown_stream(struct stdata *sd)
+{
+	cred_t cr;
+
+	str_getcred(&cr);
+	pthread_mutex_lock(&sd->sd_plumb);
+	str_close_all(sd, 0, &cr);
+	pthread_mutex_unlock(&sd->sd_plumb);
+	str_stream_rele(sd);
+}
+
+void (*str_shutdown_stream)(struct stdata *) = default_shutdown_stream;
 
 static void atfork_child(void)
 {
@@ -79,8 +92,10 @@ void streams_shutdown(void)
 	if (!str_initialised || str_shutting_down)
 		return;
 	str_shutting_down = 1;
-	if (str_shutdown_stream != NULL)
-		str_foreach_stream(str_shutdown_stream);
+	/* drain what is scheduled, close every stream (their close
+	 * procedures may schedule more), drain again, stop the threads */
+	streams_run();
+	str_foreach_stream(str_shutdown_stream);
 	strsched_shutdown();
 	strtimer_shutdown();
 	/* other threads of the program may still be using messages: only
