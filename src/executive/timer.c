@@ -403,6 +403,7 @@ static struct strcallout *callout_new(enum co_kind kind, queue_t *q,
  * freed.  Wakes the callout thread when it must look again. */
 static int callout_add(struct strcallout *co)
 {
+	enum co_kind kind = co->co_kind;	/* co may run and go once filed */
 	bool wake = true;
 	int id;
 
@@ -423,9 +424,9 @@ static int callout_add(struct strcallout *co)
 	hash_add(co);
 	ensure_thread();
 	pthread_mutex_unlock(&co_lock);
-	if (co->co_kind == CO_BUFCALL)
+	if (kind == CO_BUFCALL)
 		atomic_store(&strbufcall_waiting, 1);
-	STRSTAT(co->co_kind == CO_TIMEOUT ? ST_TIMEOUTS : ST_BUFCALLS);
+	STRSTAT(kind == CO_TIMEOUT ? ST_TIMEOUTS : ST_BUFCALLS);
 	if (wake)
 		wake_thread();
 	return id;
