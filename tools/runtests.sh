@@ -8,9 +8,13 @@ for dir in "$@"; do
 	meson test -C "$dir" --print-errorlogs --num-processes 2 >"$dir/meson-test.out" 2>&1
 	rc=$?
 	grep -E '^ *[0-9]+/[0-9]+ ' "$dir/meson-test.out" >&2 || true
-	if [ $rc -ne 0 ]; then
-		sed -n '/Listing only the last/,$p;/^==* [0-9]*\/[0-9]* ==*/,$p' \
-			"$dir/meson-test.out" | head -200 >&2
+	if [ $rc -ne 0 ] && [ -f "$dir/meson-logs/testlog.txt" ]; then
+		# the log of every test that did not pass
+		awk '/^=+ [0-9]+\/[0-9]+ =+$/ { blk = ""; bad = 0 }
+		     { blk = blk $0 "\n" }
+		     /^result:/ { bad = ($0 !~ /exit status 0/) }
+		     /^=+$/ { if (bad) printf "%s", blk; bad = 0; blk = "" }' \
+			"$dir/meson-logs/testlog.txt" | head -300 >&2
 	fi
 	log="$dir/meson-logs/testlog.json"
 	if [ -f "$log" ]; then
