@@ -110,6 +110,8 @@ typedef struct msgb {
 #define MSGATTEN	0x0010	/* attention to on read side */
 #define MSGMARKNEXT	0x0020	/* private: stream head mark of next message */
 #define MSGNOTMARKNEXT	0x0040	/* private */
+#define MSGCROSSED	0x0100	/* M_FLUSH flags already switched at the
+				   midpoint of a STREAMS pipe (pipemod) */
 
 /* Message types.  Ordinary messages are below QPCTL, high priority ones at
  * or above it. */

@@ -41,6 +41,8 @@ static void default_shutdown_stream(struct stdata *sd)
 }
 
 void (*str_shutdown_stream)(struct stdata *) = default_shutdown_stream;
+/* The stream head's own first step (forget every descriptor), if any. */
+void (*str_shutdown_heads)(void);
 
 static void atfork_child(void)
 {
@@ -95,6 +97,8 @@ void streams_shutdown(void)
 	/* drain what is scheduled, close every stream (their close
 	 * procedures may schedule more), drain again, stop the threads */
 	streams_run();
+	if (str_shutdown_heads != NULL)
+		str_shutdown_heads();
 	str_foreach_stream(str_shutdown_stream);
 	strsched_shutdown();
 	strtimer_shutdown();

@@ -174,6 +174,12 @@ static mblk_t *first_below(queue_t *q, int limit)
 	return first_normal(q);
 }
 
+/* q_first is written atomically: the stream head peeks at it unlocked */
+static inline void set_first(queue_t *q, mblk_t *mp)
+{
+	__atomic_store_n(&q->q_first, mp, __ATOMIC_RELAXED);
+}
+
 static inline void list_insert_before(queue_t *q, mblk_t *emp, mblk_t *mp)
 {
 	if (emp == NULL) {
@@ -182,7 +188,7 @@ static inline void list_insert_before(queue_t *q, mblk_t *emp, mblk_t *mp)
 		if (q->q_last != NULL)
 			q->q_last->b_next = mp;
 		else
-			q->q_first = mp;
+			set_first(q, mp);
 		q->q_last = mp;
 	} else {
 		mp->b_next = emp;
@@ -190,7 +196,7 @@ static inline void list_insert_before(queue_t *q, mblk_t *emp, mblk_t *mp)
 		if (emp->b_prev != NULL)
 			emp->b_prev->b_next = mp;
 		else
-			q->q_first = mp;
+			set_first(q, mp);
 		emp->b_prev = mp;
 	}
 	mp->b_queue = q;
@@ -201,7 +207,7 @@ static inline void list_remove(queue_t *q, mblk_t *mp)
 	if (mp->b_prev != NULL)
 		mp->b_prev->b_next = mp->b_next;
 	else
-		q->q_first = mp->b_next;
+		set_first(q, mp->b_next);
 	if (mp->b_next != NULL)
 		mp->b_next->b_prev = mp->b_prev;
 	else
@@ -418,6 +424,35 @@ mblk_t *getq(queue_t *q)
 		if (q->q_flag & QWANTR)
 			qf_clr(q, QWANTR);
 		be = q_unlink(q, mp);
+	}
+	qunlock(q);
+	backenable_result(q, be);
+	return mp;
+}
+
+/*
+ * Take the first message if match(first, arg) says so, with getq's
+ * accounting; NULL otherwise.  *firstp (if not NULL) tells whether the
+ * queue had any message.  For the stream head's getmsg and read.
+ */
+mblk_t *str_getq_if(queue_t *q, bool (*match)(const mblk_t *, void *),
+		    void *arg, bool *nonempty)
+{
+	mblk_t *mp;
+	int be = 0;
+
+	qlock(q);
+	mp = q->q_first;
+	if (nonempty != NULL)
+		*nonempty = mp != NULL;
+	if (mp == NULL) {
+		qf_set(q, QWANTR);
+	} else if (match == NULL || match(mp, arg)) {
+		if (q->q_flag & QWANTR)
+			qf_clr(q, QWANTR);
+		be = q_unlink(q, mp);
+	} else {
+		mp = NULL;
 	}
 	qunlock(q);
 	backenable_result(q, be);

@@ -281,12 +281,20 @@ static struct stdata *str_all;		/* str_all_lock */
 
 struct stdata *str_stream_alloc(struct qinit *rinit, struct qinit *winit)
 {
+	return str_stream_alloc_size(rinit, winit, sizeof(struct stdata));
+}
+
+struct stdata *str_stream_alloc_size(struct qinit *rinit, struct qinit *winit,
+				     size_t size)
+{
 	struct stdata *sd;
 	queue_t *rq;
 
 	if (!str_initialised)
 		str_init();
-	sd = calloc(1, sizeof(*sd));
+	if (size < sizeof(*sd))
+		return NULL;
+	sd = calloc(1, size);
 	if (sd == NULL)
 		return NULL;
 	rq = str_allocq(rinit, winit, D_MP, NULL, QP_HEAD);

@@ -305,6 +305,9 @@ struct stdata {
 /* Allocate a stream with a head queue pair using the given qinits.  The
  * stream holds one reference. */
 struct stdata *str_stream_alloc(struct qinit *rinit, struct qinit *winit);
+/* The same, for a caller whose structure starts with struct stdata. */
+struct stdata *str_stream_alloc_size(struct qinit *rinit, struct qinit *winit,
+				     size_t size);
 void str_stream_hold(struct stdata *sd);
 void str_stream_rele(struct stdata *sd);
 
@@ -374,6 +377,10 @@ static inline void str_put(queue_t *q, mblk_t *mp)
 	}
 	str_put_slow(q, mp);
 }
+
+/* getq, but only when match() accepts the first message (queue.c). */
+mblk_t *str_getq_if(queue_t *q, bool (*match)(const mblk_t *, void *),
+		    void *arg, bool *nonempty);
 
 /* Back-enable the queue behind q (q has drained below low water). */
 void str_backenable(queue_t *q, unsigned char band);

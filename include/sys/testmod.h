@@ -1,0 +1,33 @@
+/*
+ * <sys/testmod.h> -- ioctls of the test and example drivers and modules
+ * that come with the library (testmod, mux, loop).
+ */
+#ifndef _SYS_TESTMOD_H
+#define _SYS_TESTMOD_H
+
+#define TM_IOC		('T' << 8)
+#define TM_ECHO		(TM_IOC | 1)	/* I_STR: ACK with the same data,
+					   rval = its length */
+#define TM_NAK		(TM_IOC | 2)	/* I_STR: NAK with the int given */
+#define TM_TRANSPARENT	(TM_IOC | 3)	/* transparent: *(int *)arg += 1 */
+#define TM_NOREPLY	(TM_IOC | 4)	/* never answered */
+#define TM_SENDUP	(TM_IOC | 5)	/* I_STR: send struct tm_sendup up */
+#define TM_COUNT	(TM_IOC | 6)	/* I_STR: rval = messages passed */
+#define TM_TRANSOUT	(TM_IOC | 7)	/* transparent: copy out 16 bytes
+					   "testmod-copyout\0" to arg */
+
+/* TM_SENDUP: a message the module sends toward the stream head. */
+struct tm_sendup {
+	int type;		/* M_* */
+	int band;
+	int flag;		/* b_flag, e.g. MSGMARK */
+	int ctllen;		/* bytes of data[] in the first block */
+	int datlen;		/* bytes of data[] in an M_DATA block after it
+				   (-1: none) */
+	unsigned char data[240];
+};
+
+#define MUX_IOC		('M' << 8)
+#define MUX_ROUTE	(MUX_IOC | 1)	/* I_STR int: muxid for writes */
+
+#endif /* _SYS_TESTMOD_H */

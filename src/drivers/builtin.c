@@ -1,0 +1,55 @@
+/*
+ * builtin.c -- the drivers and modules that come with the library,
+ * registered when it is loaded: echo, nuls, loop, mux, pipe (spx), clone;
+ * nullmod, pipemod, testmod.
+ *
+ * clone: opening /dev/streams/clone/<name> is a clone open of <name>; the
+ * clone driver itself (major of "clone", minor = the target's major) is
+ * handled by the stream head and never opened as a stream.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include <sys/strconf.h>
+
+#include "drvutil.h"
+
+extern struct cdevsw echo_cdev, nuls_cdev, loop_cdev, mux_cdev, spx_cdev;
+extern struct fmodsw nullmod_fmod, pipemod_fmod, testmod_fmod;
+
+static int clone_open(queue_t *q, dev_t *devp, int oflag, int sflag,
+		      cred_t *cr)
+{
+	return ENXIO;		/* the head redirects clone opens */
+}
+
+static int clone_put(queue_t *q, mblk_t *mp)
+{
+	freemsg(mp);
+	return 0;
+}
+
+static struct module_info clone_minfo = { 2000, "clone", 0, INFPSZ, 1, 0 };
+static struct qinit clone_rinit = { clone_put, NULL, clone_open, NULL, NULL, &clone_minfo, NULL };
+static struct qinit clone_winit = { clone_put, NULL, NULL, NULL, NULL, &clone_minfo, NULL };
+static struct streamtab clone_info = { &clone_rinit, &clone_winit, NULL, NULL };
+struct cdevsw clone_cdev = {
+	.d_name = "clone", .d_str = &clone_info, .d_flag = D_MP,
+};
+
+__attribute__((constructor)) static void builtin_register(void)
+{
+	struct cdevsw *devs[] = { &clone_cdev, &echo_cdev, &nuls_cdev,
+				  &loop_cdev, &mux_cdev, &spx_cdev };
+	struct fmodsw *mods[] = { &nullmod_fmod, &pipemod_fmod,
+				  &testmod_fmod };
+
+	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++)
+		if (register_strdev(devs[i], 0) < 0)
+			fprintf(stderr, "streams: cannot register %s\n",
+				devs[i]->d_name);
+	for (size_t i = 0; i < sizeof(mods) / sizeof(mods[0]); i++)
+		if (register_strmod(mods[i]) < 0)
+			fprintf(stderr, "streams: cannot register %s\n",
+				mods[i]->f_name);
+}

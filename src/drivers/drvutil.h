@@ -1,0 +1,31 @@
+/*
+ * drvutil.h -- what every driver and module of this library does the
+ * same way: answer M_FLUSH, refuse unknown ioctls.
+ */
+#ifndef STREAMS_DRVUTIL_H
+#define STREAMS_DRVUTIL_H
+
+#include <sys/stream.h>
+
+/* A driver's write side got M_FLUSH: flush its queues and send the read
+ * part back up (SVR4 driver convention).  Consumes mp. */
+void drv_flush(queue_t *wq, mblk_t *mp);
+
+/* A module got M_FLUSH on q: flush its queue of that direction and pass
+ * it on.  Consumes mp. */
+void mod_flush(queue_t *q, mblk_t *mp);
+
+/* NAK an M_IOCTL with error.  Consumes mp; q is the queue it came on. */
+void drv_nak(queue_t *q, mblk_t *mp, int error);
+
+/* ACK an M_IOCTL with rval and the data dp (may be NULL). */
+void drv_ack(queue_t *q, mblk_t *mp, mblk_t *dp, int rval);
+
+/* Pass mp on from q respecting flow control: putnext if the next queue
+ * takes it (or it is high priority), else putq. */
+void pass_or_queue(queue_t *q, mblk_t *mp);
+
+/* Service procedure body: send queued messages on while flow allows. */
+void drain_queue(queue_t *q);
+
+#endif

@@ -1,0 +1,332 @@
+/*
+ * mux.c -- a multiplexing driver to exercise I_LINK and friends.
+ *
+ * Each open is an upper stream.  I_LINK (or I_PLINK) from an upper stream
+ * puts a lower stream below it; what the upper stream writes goes down
+ * its route (the link chosen with MUX_ROUTE, else its oldest link), and
+ * what comes up any of its links is sent up the upper stream.  Flow
+ * control is end to end: the upper write side waits when the lower stream
+ * is full and the lower side waits when the upper head is full; the
+ * service procedures on both sides re-enable each other.  Unlinking is
+ * answered after the link is forgotten.  Links persist (I_PLINK) past the
+ * upper stream's close; their traffic is then dropped until an upper
+ * stream opened on the same driver unlinks them with I_PUNLINK.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sys/strconf.h>
+#include <sys/stropts.h>
+#include <sys/testmod.h>
+
+#include "drvutil.h"
+
+struct mux_upper;
+
+struct mux_lower {
+	struct mux_lower *next;		/* mux_lock */
+	queue_t *lwq;			/* lower write queue (l_qbot) */
+	struct mux_upper *up;		/* mux_lock; NULL when orphaned */
+	int muxid;
+};
+
+struct mux_upper {
+	queue_t *rq;			/* upper read queue */
+	int route;			/* muxid for writes, 0: oldest */
+};
+
+static pthread_mutex_t mux_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mux_lower *mux_links;	/* mux_lock */
+static _Atomic unsigned int mux_next = 1;
+
+/* The lower write queue writes of up go to, or NULL. */
+static queue_t *route_of(struct mux_upper *up)
+{
+	struct mux_lower *l, *pick = NULL;
+
+	pthread_mutex_lock(&mux_lock);
+	for (l = mux_links; l != NULL; l = l->next) {
+		if (l->up != up)
+			continue;
+		if (up->route ? l->muxid == up->route
+			      : (pick == NULL || l->muxid < pick->muxid))
+			pick = l;
+	}
+	queue_t *q = pick ? pick->lwq : NULL;
+	pthread_mutex_unlock(&mux_lock);
+	return q;
+}
+
+static int mux_open(queue_t *q, dev_t *devp, int oflag, int sflag,
+		    cred_t *cr)
+{
+	struct mux_upper *up;
+
+	if (q->q_ptr != NULL)
+		return 0;
+	up = calloc(1, sizeof(*up));
+	if (up == NULL)
+		return ENOMEM;
+	up->rq = q;
+	q->q_ptr = WR(q)->q_ptr = up;
+	if (sflag == CLONEOPEN)
+		*devp = makedevice(getmajor(*devp),
+				   atomic_fetch_add(&mux_next, 1) & 0xfffff);
+	return 0;
+}
+
+static int mux_close(queue_t *q, int oflag, cred_t *cr)
+{
+	struct mux_upper *up = q->q_ptr;
+
+	pthread_mutex_lock(&mux_lock);
+	for (struct mux_lower *l = mux_links; l != NULL; l = l->next)
+		if (l->up == up)
+			l->up = NULL;	/* persistent links become orphans */
+	pthread_mutex_unlock(&mux_lock);
+	free(up);
+	q->q_ptr = WR(q)->q_ptr = NULL;
+	return 0;
+}
+
+static void mux_ioctl(queue_t *q, mblk_t *mp)
+{
+	struct iocblk *ioc = (struct iocblk *)mp->b_rptr;
+	struct mux_upper *up = q->q_ptr;
+	struct linkblk *lb;
+	struct mux_lower *l, **pp;
+
+	switch (ioc->ioc_cmd) {
+	case I_LINK:
+	case I_PLINK:
+		if (mp->b_cont == NULL || MBLKL(mp->b_cont) < sizeof(*lb)) {
+			drv_nak(q, mp, EINVAL);
+			return;
+		}
+		lb = (struct linkblk *)mp->b_cont->b_rptr;
+		l = calloc(1, sizeof(*l));
+		if (l == NULL) {
+			drv_nak(q, mp, ENOMEM);
+			return;
+		}
+		l->lwq = lb->l_qbot;
+		l->muxid = lb->l_index;
+		l->up = up;
+		lb->l_qbot->q_ptr = RD(lb->l_qbot)->q_ptr = l;
+		pthread_mutex_lock(&mux_lock);
+		l->next = mux_links;
+		mux_links = l;
+		pthread_mutex_unlock(&mux_lock);
+		drv_ack(q, mp, NULL, 0);
+		return;
+	case I_UNLINK:
+	case I_PUNLINK:
+		if (mp->b_cont == NULL || MBLKL(mp->b_cont) < sizeof(*lb)) {
+			drv_nak(q, mp, EINVAL);
+			return;
+		}
+		lb = (struct linkblk *)mp->b_cont->b_rptr;
+		pthread_mutex_lock(&mux_lock);
+		for (pp = &mux_links; (l = *pp) != NULL; pp = &l->next)
+			if (l->muxid == lb->l_index)
+				break;
+		if (l != NULL)
+			*pp = l->next;
+		pthread_mutex_unlock(&mux_lock);
+		if (l == NULL) {
+			drv_nak(q, mp, EINVAL);
+			return;
+		}
+		lb->l_qbot->q_ptr = RD(lb->l_qbot)->q_ptr = NULL;
+		flushq(lb->l_qbot, FLUSHALL);
+		flushq(RD(lb->l_qbot), FLUSHALL);
+		free(l);
+		drv_ack(q, mp, NULL, 0);
+		return;
+	case MUX_ROUTE:
+		if (ioc->ioc_count != sizeof(int) || mp->b_cont == NULL) {
+			drv_nak(q, mp, EINVAL);
+			return;
+		}
+		memcpy(&up->route, mp->b_cont->b_rptr, sizeof(int));
+		drv_ack(q, mp, NULL, 0);
+		return;
+	default:
+		drv_nak(q, mp, EINVAL);
+		return;
+	}
+}
+
+/* ---- upper side ---- */
+
+static int mux_uwput(queue_t *q, mblk_t *mp)
+{
+	switch (mp->b_datap->db_type) {
+	case M_FLUSH:
+		drv_flush(q, mp);
+		return 0;
+	case M_IOCTL:
+		mux_ioctl(q, mp);
+		return 0;
+	case M_DATA:
+	case M_PROTO:
+	case M_PCPROTO:
+		if (mp->b_datap->db_type >= QPCTL ||
+		    __atomic_load_n(&q->q_first, __ATOMIC_RELAXED) == NULL) {
+			queue_t *lwq = route_of(q->q_ptr);
+			if (lwq == NULL) {
+				freemsg(mp);	/* nowhere to go */
+				return 0;
+			}
+			if (mp->b_datap->db_type >= QPCTL ||
+			    bcanputnext(lwq, mp->b_band)) {
+				putnext(lwq, mp);
+				return 0;
+			}
+		}
+		putq(q, mp);
+		return 0;
+	default:
+		freemsg(mp);
+		return 0;
+	}
+}
+
+static int mux_uwsrv(queue_t *q)
+{
+	mblk_t *mp;
+
+	while ((mp = getq(q)) != NULL) {
+		queue_t *lwq = route_of(q->q_ptr);
+		if (lwq == NULL) {
+			freemsg(mp);
+			continue;
+		}
+		if (mp->b_datap->db_type < QPCTL &&
+		    !bcanputnext(lwq, mp->b_band)) {
+			putbq(q, mp);
+			break;
+		}
+		putnext(lwq, mp);
+	}
+	return 0;
+}
+
+/* Upper head drained: lower streams of this upper may send again. */
+static int mux_ursrv(queue_t *q)
+{
+	struct mux_upper *up = q->q_ptr;
+
+	pthread_mutex_lock(&mux_lock);
+	for (struct mux_lower *l = mux_links; l != NULL; l = l->next)
+		if (l->up == up)
+			qenable(RD(l->lwq));
+	pthread_mutex_unlock(&mux_lock);
+	return 0;
+}
+
+static int mux_urput(queue_t *q, mblk_t *mp)
+{
+	putnext(q, mp);
+	return 0;
+}
+
+/* ---- lower side ---- */
+
+static queue_t *upper_rq(queue_t *lq)
+{
+	struct mux_lower *l = lq->q_ptr;
+	queue_t *rq = NULL;
+
+	pthread_mutex_lock(&mux_lock);
+	if (l != NULL && l->up != NULL)
+		rq = l->up->rq;
+	pthread_mutex_unlock(&mux_lock);
+	return rq;
+}
+
+static int mux_lrput(queue_t *q, mblk_t *mp)
+{
+	queue_t *urq;
+
+	switch (mp->b_datap->db_type) {
+	case M_FLUSH:
+		if (MBLKL(mp) >= 1 && (mp->b_rptr[0] & FLUSHW)) {
+			mp->b_rptr[0] &= ~FLUSHR;
+			qreply(q, mp);
+		} else {
+			freemsg(mp);
+		}
+		return 0;
+	case M_DATA:
+	case M_PROTO:
+	case M_PCPROTO:
+		break;
+	default:
+		freemsg(mp);
+		return 0;
+	}
+	if ((urq = upper_rq(q)) == NULL) {
+		freemsg(mp);
+		return 0;
+	}
+	if (mp->b_datap->db_type >= QPCTL ||
+	    (__atomic_load_n(&q->q_first, __ATOMIC_RELAXED) == NULL &&
+	     bcanputnext(urq, mp->b_band)))
+		putnext(urq, mp);
+	else
+		putq(q, mp);
+	return 0;
+}
+
+static int mux_lrsrv(queue_t *q)
+{
+	mblk_t *mp;
+
+	while ((mp = getq(q)) != NULL) {
+		queue_t *urq = upper_rq(q);
+		if (urq == NULL) {
+			freemsg(mp);
+			continue;
+		}
+		if (mp->b_datap->db_type < QPCTL &&
+		    !bcanputnext(urq, mp->b_band)) {
+			putbq(q, mp);
+			break;
+		}
+		putnext(urq, mp);
+	}
+	return 0;
+}
+
+/* Lower stream drained: the upper write side may go on. */
+static int mux_lwsrv(queue_t *q)
+{
+	struct mux_lower *l = q->q_ptr;
+
+	pthread_mutex_lock(&mux_lock);
+	if (l != NULL && l->up != NULL)
+		qenable(WR(l->up->rq));
+	pthread_mutex_unlock(&mux_lock);
+	return 0;
+}
+
+static int mux_lwput(queue_t *q, mblk_t *mp)
+{
+	putnext(q, mp);
+	return 0;
+}
+
+static struct module_info mux_minfo = { 2004, "mux", 0, INFPSZ, 65536, 16384 };
+static struct qinit mux_urinit = { mux_urput, mux_ursrv, mux_open, mux_close, NULL, &mux_minfo, NULL };
+static struct qinit mux_uwinit = { mux_uwput, mux_uwsrv, NULL, NULL, NULL, &mux_minfo, NULL };
+static struct qinit mux_lrinit = { mux_lrput, mux_lrsrv, NULL, NULL, NULL, &mux_minfo, NULL };
+static struct qinit mux_lwinit = { mux_lwput, mux_lwsrv, NULL, NULL, NULL, &mux_minfo, NULL };
+static struct streamtab mux_info = { &mux_urinit, &mux_uwinit, &mux_lrinit, &mux_lwinit };
+
+struct cdevsw mux_cdev = {
+	.d_name = "mux", .d_str = &mux_info, .d_flag = D_MP | D_CLONE,
+};

@@ -1,0 +1,1314 @@
+/*
+ * sth_ioctl.c -- the STREAMS ioctls (streamio), multiplexer links, and
+ * ioctls passed to modules and drivers.
+ *
+ * The head answers I_* commands itself, except I_STR, I_LINK/I_PLINK,
+ * I_UNLINK/I_PUNLINK and unknown commands, which become M_IOCTL messages
+ * sent down the stream.  One ioctl runs at a time per stream (sh_ioclock);
+ * its caller waits for the M_IOCACK or M_IOCNAK with the same id, or for
+ * the time-out (I_STR ic_timout, 15 s by default: ETIME), a hangup (ENXIO),
+ * an error, or a signal (EINTR).  An unknown command is a transparent
+ * ioctl: ioc_count is TRANSPARENT, b_cont carries the argument pointer,
+ * and the module asks for user memory with M_COPYIN/M_COPYOUT, which the
+ * head serves and answers with M_IOCDATA.
+ *
+ * User memory.  Argument structures and ioctl data are copied with
+ * process_vm_readv/writev on this process, which fail with EFAULT on a bad
+ * address instead of crashing; these paths are not hot.
+ *
+ * Links.  I_LINK puts the stream named by the argument below the
+ * multiplexing driver at the bottom of this stream: the lower stream's
+ * head queue pair takes the driver's st_muxrinit/st_muxwinit procedures
+ * and the driver gets M_IOCTL I_LINK with a linkblk.  Links are kept on
+ * the controlling stream; persistent ones (I_PLINK) on a global list and
+ * survive its close.  All link changes are serialised by sth_link_lock.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "sthead.h"
+
+#define STRTIMOUT	15	/* seconds, default I_STR time-out */
+#define IOCBLKSZ	64	/* room for iocblk, copyreq, copyresp */
+
+static pthread_mutex_t sth_link_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sth_link *sth_plinks;		/* sth_link_lock */
+static int sth_next_muxid = 1;			/* sth_link_lock */
+static _Atomic unsigned int sth_next_iocid = 1;
+
+/* ---- user memory ---- */
+
+static int copyin(void *dst, const void *src, size_t n)
+{
+	struct iovec l = { dst, n }, r = { (void *)src, n };
+	ssize_t k;
+
+	if (n == 0)
+		return 0;
+	if (src == NULL)
+		return EFAULT;
+	k = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+	if (k == (ssize_t)n)
+		return 0;
+	if (k < 0 && (errno == ENOSYS || errno == EPERM)) {
+		memcpy(dst, src, n);	/* no way to check: trust it */
+		return 0;
+	}
+	return EFAULT;
+}
+
+static int copyout(void *dst, const void *src, size_t n)
+{
+	struct iovec l = { (void *)src, n }, r = { dst, n };
+	ssize_t k;
+
+	if (n == 0)
+		return 0;
+	if (dst == NULL)
+		return EFAULT;
+	k = process_vm_writev(getpid(), &l, 1, &r, 1, 0);
+	if (k == (ssize_t)n)
+		return 0;
+	if (k < 0 && (errno == ENOSYS || errno == EPERM)) {
+		memcpy(dst, src, n);
+		return 0;
+	}
+	return EFAULT;
+}
+
+/* A NUL-terminated name of at most max chars; EINVAL if longer. */
+static int copyin_name(char *dst, const char *src, size_t max)
+{
+	for (size_t i = 0; i <= max; i++) {
+		if (copyin(&dst[i], src + i, 1) != 0)
+			return EFAULT;
+		if (dst[i] == '\0')
+			return 0;
+	}
+	return EINVAL;
+}
+
+/* ---- sending ioctls down ---- */
+
+struct ictx {
+	struct sth_file *f;
+	struct sthead *sh;
+	struct strthread *t;
+	bool held;
+};
+
+void sth_ioc_reply(struct sthead *sh, mblk_t *mp)
+{
+	struct iocblk *ioc = (struct iocblk *)mp->b_rptr;
+	bool mine = false;
+
+	if (MBLKL(mp) >= sizeof(unsigned int) + offsetof(struct iocblk, ioc_id)) {
+		pthread_mutex_lock(&sh->sh_lock);
+		if (sh->sh_iocid != 0 && ioc->ioc_id == sh->sh_iocid &&
+		    sh->sh_iocmsg == NULL) {
+			sh->sh_iocmsg = mp;
+			mine = true;
+		}
+		pthread_mutex_unlock(&sh->sh_lock);
+	}
+	if (!mine)
+		freemsg(mp);	/* a reply nobody waits for any more */
+	sth_wake(&sh->sh_iseq, &sh->sh_iwaiters);
+}
+
+/* The state that ends any wait on the stream: 0 or errno. */
+static int ioc_state(struct sthead *sh)
+{
+	int fl = sh_flags(sh), e = 0;
+
+	if (fl & STRCLOSED)
+		return EBADF;
+	if (fl & (STRHUP | STRPEERGONE))
+		return ENXIO;
+	if (fl & (STRDERR | STWRERR)) {
+		pthread_mutex_lock(&sh->sh_lock);
+		e = sh->sh_rerror ? sh->sh_rerror : sh->sh_werror;
+		pthread_mutex_unlock(&sh->sh_lock);
+	}
+	return e;
+}
+
+static mblk_t *new_ioctl(int cmd, size_t count, cred_t *cr)
+{
+	mblk_t *mp = allocb(IOCBLKSZ, BPRI_HI);
+	struct iocblk *ioc;
+
+	if (mp == NULL)
+		return NULL;
+	mp->b_datap->db_type = M_IOCTL;
+	memset(mp->b_rptr, 0, IOCBLKSZ);
+	ioc = (struct iocblk *)mp->b_rptr;
+	ioc->ioc_cmd = cmd;
+	ioc->ioc_cr = cr;
+	do
+		ioc->ioc_id = atomic_fetch_add(&sth_next_iocid, 1);
+	while (ioc->ioc_id == 0);
+	ioc->ioc_flag = IOC_NATIVE;
+	ioc->ioc_count = count;
+	mp->b_wptr += sizeof(*ioc);
+	return mp;
+}
+
+/* Turn reply mp (M_COPYIN/M_COPYOUT) into M_IOCDATA; EFAULT if the copy
+ * failed (the module then drops the ioctl). */
+static int serve_copy(struct ictx *c, mblk_t *mp)
+{
+	struct copyreq cq;
+	struct copyresp *cp = (struct copyresp *)mp->b_rptr;
+	mblk_t *data = NULL;
+	int err = 0;
+
+	if (MBLKL(mp) < sizeof(cq))
+		return EPROTO;
+	memcpy(&cq, mp->b_rptr, sizeof(cq));
+	if (mp->b_datap->db_type == M_COPYIN) {
+		if (cq.cq_size > (size_t)c->sh->sh_strmsgsz && c->sh->sh_strmsgsz)
+			err = EINVAL;
+		else if ((data = allocb(cq.cq_size, BPRI_MED)) == NULL)
+			err = EAGAIN;
+		else if ((err = copyin(data->b_wptr, cq.cq_addr, cq.cq_size)) == 0)
+			data->b_wptr += cq.cq_size;
+	} else {
+		size_t have = mp->b_cont ? msgdsize(mp->b_cont) : 0;
+		size_t n = cq.cq_size < have ? cq.cq_size : have;
+		char *buf = NULL;
+		if (n > 0 && mp->b_cont != NULL) {
+			if (pullupmsg(mp->b_cont, -1) == 0)
+				err = EAGAIN;
+			else
+				buf = (char *)mp->b_cont->b_rptr;
+		}
+		if (err == 0)
+			err = copyout(cq.cq_addr, buf, n);
+		if (mp->b_cont != NULL) {
+			freemsg(mp->b_cont);
+			mp->b_cont = NULL;
+		}
+	}
+	/* M_IOCDATA: copyresp over the copyreq, same id */
+	mp->b_datap->db_type = M_IOCDATA;
+	memset(cp, 0, sizeof(*cp));
+	cp->cp_cmd = cq.cq_cmd;
+	cp->cp_cr = cq.cq_cr;
+	cp->cp_id = cq.cq_id;
+	cp->cp_flag = cq.cq_flag;
+	cp->cp_private = cq.cq_private;
+	cp->cp_rval = err ? (void *)(long)err : NULL;
+	mp->b_wptr = mp->b_rptr + sizeof(*cp);
+	if (mp->b_cont != NULL)
+		freemsg(mp->b_cont);
+	mp->b_cont = data;
+	putnext(c->sh->sh_sd.sd_wq, mp);
+	return err;
+}
+
+/*
+ * Send the M_IOCTL mp down and wait for its end.  timeout_s < 0 waits
+ * forever.  0 with *ackp the M_IOCACK (the caller frees it), or errno.
+ * Called with sh_ioclock held.
+ */
+static int do_ioctl(struct ictx *c, mblk_t *mp, int timeout_s, mblk_t **ackp)
+{
+	struct sthead *sh = c->sh;
+	unsigned int id = ((struct iocblk *)mp->b_rptr)->ioc_id;
+	long deadline = timeout_s < 0 ? -1 : sth_now_ms() + timeout_s * 1000L;
+	int err;
+
+	*ackp = NULL;
+	if ((err = ioc_state(sh)) != 0) {
+		freemsg(mp);
+		return err;
+	}
+	pthread_mutex_lock(&sh->sh_lock);
+	sh->sh_iocid = id;
+	if (sh->sh_iocmsg != NULL) {
+		freemsg(sh->sh_iocmsg);
+		sh->sh_iocmsg = NULL;
+	}
+	pthread_mutex_unlock(&sh->sh_lock);
+	putnext(sh->sh_sd.sd_wq, mp);
+	for (;;) {
+		mblk_t *r;
+		int seen;
+
+		__atomic_add_fetch(&sh->sh_iwaiters, 1, __ATOMIC_ACQ_REL);
+		seen = __atomic_load_n(&sh->sh_iseq, __ATOMIC_ACQUIRE);
+		pthread_mutex_lock(&sh->sh_lock);
+		r = sh->sh_iocmsg;
+		sh->sh_iocmsg = NULL;
+		pthread_mutex_unlock(&sh->sh_lock);
+		if (r == NULL && (err = ioc_state(sh)) == 0) {
+			if (!c->held) {
+				__atomic_add_fetch(&c->f->f_refs, 1,
+						   __ATOMIC_ACQ_REL);
+				c->held = true;
+			}
+			err = sth_sleep(&c->t, &sh->sh_iseq, seen, deadline);
+			if (err == ETIMEDOUT)
+				err = ETIME;
+		}
+		__atomic_sub_fetch(&sh->sh_iwaiters, 1, __ATOMIC_ACQ_REL);
+		if (r == NULL) {
+			if (err != 0)
+				break;
+			continue;
+		}
+		switch (r->b_datap->db_type) {
+		case M_IOCACK:
+			*ackp = r;
+			err = 0;
+			goto done;
+		case M_IOCNAK:
+			err = ((struct iocblk *)r->b_rptr)->ioc_error;
+			if (err == 0)
+				err = EINVAL;
+			freemsg(r);
+			goto done;
+		default:	/* M_COPYIN, M_COPYOUT */
+			if ((err = serve_copy(c, r)) != 0)
+				goto done;
+			continue;
+		}
+	}
+done:
+	pthread_mutex_lock(&sh->sh_lock);
+	sh->sh_iocid = 0;
+	if (sh->sh_iocmsg != NULL) {
+		freemsg(sh->sh_iocmsg);
+		sh->sh_iocmsg = NULL;
+	}
+	pthread_mutex_unlock(&sh->sh_lock);
+	return err;
+}
+
+/* I_STR */
+static int ioc_str(struct ictx *c, void *arg, int *rvalp)
+{
+	struct strioctl si;
+	cred_t cr;
+	mblk_t *mp, *ack;
+	int err, timeout;
+
+	if ((err = copyin(&si, arg, sizeof(si))) != 0)
+		return err;
+	if (si.ic_len < 0 || (c->sh->sh_strmsgsz &&
+			      (size_t)si.ic_len > c->sh->sh_strmsgsz))
+		return EINVAL;
+	if (si.ic_timout < -1)
+		return EINVAL;
+	timeout = si.ic_timout == 0 ? STRTIMOUT : si.ic_timout;
+	str_getcred(&cr);
+	mp = new_ioctl(si.ic_cmd, (size_t)si.ic_len, &cr);
+	if (mp == NULL)
+		return EAGAIN;
+	if (si.ic_len > 0) {
+		mblk_t *d = allocb((size_t)si.ic_len, BPRI_MED);
+		if (d == NULL) {
+			freemsg(mp);
+			return EAGAIN;
+		}
+		if ((err = copyin(d->b_wptr, si.ic_dp, (size_t)si.ic_len))) {
+			freemsg(d);
+			freemsg(mp);
+			return err;
+		}
+		d->b_wptr += si.ic_len;
+		mp->b_cont = d;
+	}
+	pthread_mutex_lock(&c->sh->sh_ioclock);
+	err = do_ioctl(c, mp, timeout, &ack);
+	pthread_mutex_unlock(&c->sh->sh_ioclock);
+	if (err != 0)
+		return err;
+	{
+		struct iocblk *ioc = (struct iocblk *)ack->b_rptr;
+		size_t n = ioc->ioc_count;
+		if (n > (size_t)si.ic_len)
+			n = (size_t)si.ic_len;	/* no more than asked for */
+		if (ack->b_cont != NULL && n > 0) {
+			if (!pullupmsg(ack->b_cont, -1)) {
+				freemsg(ack);
+				return EAGAIN;
+			}
+			if (n > MBLKL(ack->b_cont))
+				n = MBLKL(ack->b_cont);
+			err = copyout(si.ic_dp, ack->b_cont->b_rptr, n);
+		} else {
+			n = 0;
+		}
+		si.ic_len = (int)n;
+		if (err == 0)
+			err = copyout(arg, &si, sizeof(si));
+		*rvalp = ioc->ioc_rval;
+		freemsg(ack);
+	}
+	return err;
+}
+
+/* An unknown command: a transparent ioctl. */
+static int ioc_transparent(struct ictx *c, unsigned long cmd, void *arg,
+			   int *rvalp)
+{
+	cred_t cr;
+	mblk_t *mp, *d, *ack;
+	int err;
+
+	str_getcred(&cr);
+	mp = new_ioctl((int)cmd, TRANSPARENT, &cr);
+	d = allocb(sizeof(void *), BPRI_MED);
+	if (mp == NULL || d == NULL) {
+		if (mp)
+			freemsg(mp);
+		if (d)
+			freemsg(d);
+		return EAGAIN;
+	}
+	memcpy(d->b_wptr, &arg, sizeof(arg));
+	d->b_wptr += sizeof(arg);
+	mp->b_cont = d;
+	pthread_mutex_lock(&c->sh->sh_ioclock);
+	err = do_ioctl(c, mp, STRTIMOUT, &ack);
+	pthread_mutex_unlock(&c->sh->sh_ioclock);
+	if (err != 0)
+		return err;
+	*rvalp = ((struct iocblk *)ack->b_rptr)->ioc_rval;
+	freemsg(ack);
+	return 0;
+}
+
+/* ---- plumbing ioctls ---- */
+
+static int ioc_push(struct ictx *c, void *arg)
+{
+	char name[FMNAMESZ + 1];
+	struct sthead *sh = c->sh;
+	struct fmodsw *fm;
+	cred_t cr;
+	dev_t dev;
+	int err;
+
+	if ((err = copyin_name(name, arg, FMNAMESZ)) != 0)
+		return err;
+	if ((fm = fmod_find(name)) == NULL)
+		return EINVAL;
+	str_getcred(&cr);
+	str_exit(c->t);
+	sth_plumb_lock(sh);
+	dev = sh->sh_sd.sd_dev;
+	if (sh_flags(sh) & (STRHUP | STRCLOSED))
+		err = ENXIO;
+	else if (sh->sh_sd.sd_pushcnt >= NSTRPUSH)
+		err = EINVAL;
+	else
+		err = str_push(&sh->sh_sd, fm, &dev,
+			       __atomic_load_n(&c->f->f_oflag, __ATOMIC_RELAXED),
+			       &cr);
+	sth_plumb_unlock(sh);
+	c->t = str_enter();
+	return err;
+}
+
+static int ioc_pop(struct ictx *c)
+{
+	struct sthead *sh = c->sh;
+	cred_t cr;
+	int err;
+
+	str_getcred(&cr);
+	str_exit(c->t);
+	sth_plumb_lock(sh);
+	if (sh_flags(sh) & (STRHUP | STRCLOSED))
+		err = ENXIO;
+	else
+		err = str_pop(&sh->sh_sd,
+			      __atomic_load_n(&c->f->f_oflag, __ATOMIC_RELAXED),
+			      &cr);
+	sth_plumb_unlock(sh);
+	c->t = str_enter();
+	return err;
+}
+
+/* Names on the stream, top module first, the driver last (none on a
+ * pipe end).  Returns the count; fills names[] up to max. */
+static int stack_names(struct sthead *sh, struct str_mlist *names, int max)
+{
+	int n = 0;
+
+	for (queue_t *q = sh->sh_sd.sd_wq->q_next; q != NULL; q = q->q_next) {
+		struct strqpair *qp;
+		const char *nm = NULL;
+
+		if (q->q_stream != &sh->sh_sd || (q->q_flag & QREADR))
+			break;
+		qp = q_pair(q);
+		if (qp->qp_kind == QP_MOD)
+			nm = ((struct fmodsw *)qp->qp_mod)->f_name;
+		else if (qp->qp_kind == QP_DRV)
+			nm = ((struct cdevsw *)qp->qp_mod)->d_name;
+		if (nm == NULL)
+			continue;
+		if (names != NULL && n < max) {
+			strncpy(names[n].l_name, nm, FMNAMESZ);
+			names[n].l_name[FMNAMESZ] = '\0';
+		}
+		n++;
+	}
+	return n;
+}
+
+static int ioc_look(struct ictx *c, void *arg)
+{
+	queue_t *top = str_top(&c->sh->sh_sd);
+	const char *nm;
+	char name[FMNAMESZ + 1];
+
+	if (top == NULL || q_pair(top)->qp_kind != QP_MOD)
+		return EINVAL;
+	nm = ((struct fmodsw *)q_pair(top)->qp_mod)->f_name;
+	memset(name, 0, sizeof(name));
+	strncpy(name, nm, FMNAMESZ);
+	return copyout(arg, name, strlen(name) + 1);
+}
+
+static int ioc_find(struct ictx *c, void *arg, int *rvalp)
+{
+	char name[FMNAMESZ + 1];
+	struct fmodsw *fm;
+	int err;
+
+	if ((err = copyin_name(name, arg, FMNAMESZ)) != 0)
+		return err;
+	if ((fm = fmod_find(name)) == NULL)
+		return EINVAL;
+	*rvalp = 0;
+	for (queue_t *q = c->sh->sh_sd.sd_wq->q_next; q != NULL; q = q->q_next) {
+		if (q->q_stream != &c->sh->sh_sd || (q->q_flag & QREADR))
+			break;
+		if (q_pair(q)->qp_kind == QP_MOD && q_pair(q)->qp_mod == fm)
+			*rvalp = 1;
+	}
+	return 0;
+}
+
+static int ioc_list(struct ictx *c, void *arg, int *rvalp)
+{
+	struct str_list sl;
+	struct str_mlist *names;
+	int n, err;
+
+	if (arg == NULL) {
+		*rvalp = stack_names(c->sh, NULL, 0);
+		return 0;
+	}
+	if ((err = copyin(&sl, arg, sizeof(sl))) != 0)
+		return err;
+	if (sl.sl_nmods < 1 || sl.sl_nmods > NSTRPUSH + 1)
+		return EINVAL;
+	names = calloc((size_t)sl.sl_nmods, sizeof(*names));
+	if (names == NULL)
+		return EAGAIN;
+	n = stack_names(c->sh, names, sl.sl_nmods);
+	if (n > sl.sl_nmods)
+		n = sl.sl_nmods;
+	err = copyout(sl.sl_modlist, names, (size_t)n * sizeof(*names));
+	free(names);
+	if (err == 0) {
+		sl.sl_nmods = n;
+		err = copyout(arg, &sl, sizeof(sl));
+	}
+	*rvalp = 0;
+	return err;
+}
+
+/* ---- flushing and read-queue queries ---- */
+
+static int send_flush(struct sthead *sh, int how, int band, bool useband)
+{
+	mblk_t *mp = allocb(2, BPRI_HI);
+
+	if (mp == NULL)
+		return EAGAIN;
+	mp->b_datap->db_type = M_FLUSH;
+	*mp->b_wptr++ = (unsigned char)(how | (useband ? FLUSHBAND : 0));
+	*mp->b_wptr++ = (unsigned char)band;
+	/* the head's own read queue first, as SVR4's strflush */
+	if (how & FLUSHR) {
+		if (useband)
+			flushband(sh->sh_sd.sd_rq, (unsigned char)band, FLUSHALL);
+		else
+			flushq(sh->sh_sd.sd_rq, FLUSHDATA);
+		__atomic_and_fetch(&sh->sh_flag, ~STRPRI, __ATOMIC_ACQ_REL);
+	}
+	putnext(sh->sh_sd.sd_wq, mp);
+	return 0;
+}
+
+static int ioc_nread(struct ictx *c, void *arg, int *rvalp)
+{
+	queue_t *rq = c->sh->sh_sd.sd_rq;
+	int bytes = 0, msgs = 0;
+
+	qlock(rq);
+	for (mblk_t *mp = rq->q_first; mp != NULL; mp = mp->b_next) {
+		if (msgs == 0)
+			bytes = (int)msgdsize(mp);
+		msgs++;
+	}
+	qunlock(rq);
+	*rvalp = msgs;
+	return copyout(arg, &bytes, sizeof(bytes));
+}
+
+static int ioc_peek(struct ictx *c, void *arg, int *rvalp)
+{
+	struct strpeek sp;
+	queue_t *rq = c->sh->sh_sd.sd_rq;
+	mblk_t *cp = NULL;
+	int err, hp;
+
+	if ((err = copyin(&sp, arg, sizeof(sp))) != 0)
+		return err;
+	if (sp.flags != 0 && sp.flags != RS_HIPRI)
+		return EINVAL;
+	qlock(rq);
+	mblk_t *mp = rq->q_first;
+	if (mp != NULL && (sp.flags == 0 || mp->b_datap->db_type >= QPCTL) &&
+	    mp->b_datap->db_type != M_SIG && mp->b_datap->db_type != M_PASSFP)
+		cp = dupmsg(mp);	/* data shared, safe after unlock */
+	qunlock(rq);
+	*rvalp = 0;
+	if (cp == NULL)
+		return mp != NULL && sp.flags == 0 &&
+		       (mp->b_datap->db_type == M_SIG ||
+			mp->b_datap->db_type == M_PASSFP) ? EBADMSG : 0;
+	hp = cp->b_datap->db_type >= QPCTL;
+	int clen = -1, dlen = -1;
+	for (mblk_t *bp = cp; bp != NULL; bp = bp->b_cont) {
+		unsigned char t = bp->b_datap->db_type;
+		bool isctl = t == M_PROTO || t == M_PCPROTO;
+		struct strbuf *sb = isctl ? &sp.ctlbuf : &sp.databuf;
+		int *lenp = isctl ? &clen : &dlen;
+		int have = *lenp < 0 ? 0 : *lenp;
+		int n = (int)MBLKL(bp);
+		if (sb->maxlen < 0) {
+			continue;
+		}
+		if (n > sb->maxlen - have)
+			n = sb->maxlen - have;
+		if (n > 0 && (err = copyout(sb->buf + have, bp->b_rptr,
+					    (size_t)n)) != 0)
+			break;
+		*lenp = have + n;
+	}
+	freemsg(cp);
+	if (err != 0)
+		return err;
+	sp.ctlbuf.len = clen;
+	sp.databuf.len = dlen;
+	sp.flags = hp ? RS_HIPRI : 0;
+	*rvalp = 1;
+	return copyout(arg, &sp, sizeof(sp));
+}
+
+/* ---- passing descriptors ---- */
+
+struct passfp {
+	int fd;
+	uid_t uid;
+	gid_t gid;
+	frtn_t frtn;
+};
+
+/* A M_PASSFP never received: close the descriptor it carries. */
+static void passfp_free(char *arg)
+{
+	struct passfp *p = (struct passfp *)arg;
+
+	if (p->fd >= 0)
+		close(p->fd);	/* our close(): forgets a stream too */
+	free(p);
+}
+
+static int ioc_sendfd(struct ictx *c, int fd)
+{
+	struct sthead *sh = c->sh;
+	struct passfp *p;
+	mblk_t *mp;
+	int err, nfd;
+
+	if ((err = ioc_state(sh)) != 0)
+		return err;
+	/* the receiving end must have room (SVR4 EAGAIN) */
+	if (!bcanputnext(sh->sh_sd.sd_wq, 0))
+		return EAGAIN;
+	if (fd < 0 || sth_real.fcntl(fd, F_GETFD) < 0)
+		return EBADF;
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return EAGAIN;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);	/* ours: registers streams */
+	if (nfd < 0) {
+		free(p);
+		return errno;
+	}
+	p->fd = nfd;
+	p->uid = geteuid();
+	p->gid = getegid();
+	p->frtn.free_func = passfp_free;
+	p->frtn.free_arg = (char *)p;
+	mp = esballoc((unsigned char *)p, sizeof(*p), BPRI_MED, &p->frtn);
+	if (mp == NULL) {
+		close(nfd);
+		free(p);
+		return EAGAIN;
+	}
+	mp->b_datap->db_type = M_PASSFP;
+	mp->b_wptr += sizeof(*p);
+	putnext(sh->sh_sd.sd_wq, mp);
+	return 0;
+}
+
+static bool is_passfp(const mblk_t *mp, void *arg)
+{
+	(void)arg;
+	return mp->b_datap->db_type == M_PASSFP;
+}
+
+static int ioc_recvfd(struct ictx *c, void *arg)
+{
+	struct sthead *sh = c->sh;
+	struct strrecvfd rf;
+	struct passfp *p;
+	bool nonempty;
+	mblk_t *mp;
+	int err;
+
+	if ((err = copyin(&rf, arg, sizeof(rf))) != 0)
+		return err;
+	for (;;) {
+		mp = str_getq_if(sh->sh_sd.sd_rq, is_passfp, NULL, &nonempty);
+		if (mp != NULL)
+			break;
+		if (nonempty)
+			return EBADMSG;
+		if (sh_flags(sh) & (STRHUP | STRPEERGONE | STRCLOSED))
+			return ENXIO;
+		if (__atomic_load_n(&c->f->f_oflag, __ATOMIC_RELAXED) &
+		    (O_NONBLOCK | O_NDELAY))
+			return EAGAIN;
+		if (!c->held) {
+			__atomic_add_fetch(&c->f->f_refs, 1, __ATOMIC_ACQ_REL);
+			c->held = true;
+		}
+		__atomic_add_fetch(&sh->sh_rwaiters, 1, __ATOMIC_ACQ_REL);
+		int seen = __atomic_load_n(&sh->sh_rseq, __ATOMIC_ACQUIRE);
+		err = 0;
+		if (__atomic_load_n(&sh->sh_sd.sd_rq->q_first,
+				    __ATOMIC_ACQUIRE) == NULL)
+			err = sth_sleep(&c->t, &sh->sh_rseq, seen, -1);
+		__atomic_sub_fetch(&sh->sh_rwaiters, 1, __ATOMIC_ACQ_REL);
+		if (err != 0)
+			return err;
+	}
+	p = (struct passfp *)mp->b_rptr;
+	memset(&rf, 0, sizeof(rf));
+	rf.fd = p->fd;
+	rf.uid = p->uid;
+	rf.gid = p->gid;
+	if ((err = copyout(arg, &rf, sizeof(rf))) != 0) {
+		putbq(sh->sh_sd.sd_rq, mp);	/* keep it for a retry */
+		return err;
+	}
+	p->fd = -1;		/* received: freeing no longer closes it */
+	freemsg(mp);
+	return 0;
+}
+
+/* ---- I_FDINSERT ---- */
+
+static int ioc_fdinsert(struct ictx *c, void *arg)
+{
+	struct strfdinsert fi;
+	struct sth_file *of;
+	queue_t *q;
+	int err;
+
+	if ((err = copyin(&fi, arg, sizeof(fi))) != 0)
+		return err;
+	if (fi.flags != 0 && fi.flags != RS_HIPRI)
+		return EINVAL;
+	of = sth_lookup(fi.fildes);
+	if (of == NULL)
+		return sth_real.fcntl(fi.fildes, F_GETFD) < 0 ? EBADF : EINVAL;
+	if (fi.ctlbuf.len < 0)
+		return EINVAL;
+	/* the driver's read queue at the bottom of the other stream */
+	q = str_top(&of->f_sh->sh_sd);
+	while (q != NULL && WR(q)->q_next != NULL &&
+	       WR(q)->q_next->q_stream == &of->f_sh->sh_sd)
+		q = RD(WR(q)->q_next);
+	if (q == NULL)
+		q = of->f_sh->sh_sd.sd_rq;	/* a pipe end: its head */
+	return sth_putmsg_fdinsert(c->f, &c->t, &fi.ctlbuf,
+				   fi.databuf.len >= 0 ? &fi.databuf : NULL,
+				   fi.flags, q, fi.offset, &c->held);
+}
+
+/* ---- links ---- */
+
+static struct sth_link *find_link(struct sthead *upper, int muxid,
+				  bool persist)
+{
+	struct sth_link *l = persist ? sth_plinks : upper->sh_links;
+
+	for (; l != NULL; l = l->l_next) {
+		if (l->l_muxid != muxid)
+			continue;
+		if (persist && l->l_upper->sh_sd.sd_cdev !=
+		    upper->sh_sd.sd_cdev)
+			continue;
+		return l;
+	}
+	return NULL;
+}
+
+/* Is target somewhere below sh (through links)? sth_link_lock held. */
+static bool below(struct sthead *sh, struct sthead *target, int depth)
+{
+	if (sh == target)
+		return true;
+	if (depth > 64)
+		return true;	/* absurdly deep: refuse as a loop */
+	for (struct sth_link *l = sh->sh_links; l; l = l->l_next)
+		if (below(l->l_lower, target, depth + 1))
+			return true;
+	for (struct sth_link *l = sth_plinks; l; l = l->l_next)
+		if (l->l_upper == sh && below(l->l_lower, target, depth + 1))
+			return true;
+	return false;
+}
+
+/* The bottom write queue of sh (its driver's). */
+static queue_t *driver_wq(struct sthead *sh)
+{
+	queue_t *q = sh->sh_sd.sd_wq;
+
+	while (q->q_next != NULL && q->q_next->q_stream == &sh->sh_sd &&
+	       !(q->q_next->q_flag & QREADR))
+		q = q->q_next;
+	return q;
+}
+
+static void set_lower_procs(struct sthead *lsh, struct cdevsw *mux, bool on)
+{
+	queue_t *rq = lsh->sh_sd.sd_rq;
+	struct streamtab *st = mux->d_str;
+
+	if (on) {
+		str_setq(rq, st->st_muxrinit, st->st_muxwinit);
+		rq->q_ptr = WR(rq)->q_ptr = NULL;
+		q_pair(rq)->qp_kind = QP_MUX;
+		q_pair(rq)->qp_mod = mux;
+	} else {
+		str_setq(rq, &sth_rinit, &sth_winit);
+		rq->q_ptr = WR(rq)->q_ptr = lsh;
+		q_pair(rq)->qp_kind = QP_HEAD;
+		q_pair(rq)->qp_mod = NULL;
+	}
+	/* puts that read the old procedures are over after this */
+	str_synchronize();
+}
+
+static int ioc_link(struct ictx *c, int lfd, bool persist, int *rvalp)
+{
+	struct sthead *sh = c->sh, *lsh;
+	struct sth_file *lf;
+	struct cdevsw *mux = sh->sh_sd.sd_cdev;
+	struct linkblk *lb;
+	struct sth_link *l;
+	mblk_t *mp, *d, *ack;
+	cred_t cr;
+	int err, muxid;
+
+	lf = sth_lookup(lfd);
+	if (lf == NULL)
+		return sth_real.fcntl(lfd, F_GETFD) < 0 ? EBADF : EINVAL;
+	if ((err = ioc_state(sh)) != 0)
+		return err;
+	if (mux == NULL || mux->d_str->st_muxrinit == NULL)
+		return EINVAL;		/* not a multiplexer */
+	lsh = lf->f_sh;
+	if (lsh == sh)
+		return EINVAL;
+	sth_hold(lsh);
+	str_exit(c->t);
+	c->t = NULL;
+	pthread_mutex_lock(&sth_link_lock);
+	if ((sh_flags(lsh) & (STPLEX | STRCLOSED)) || below(lsh, sh, 0) ||
+	    (sh_flags(lsh) & STRPIPE && lsh->sh_peer == sh)) {
+		err = EINVAL;
+		goto fail;
+	}
+	l = calloc(1, sizeof(*l));
+	if (l == NULL) {
+		err = EAGAIN;
+		goto fail;
+	}
+	muxid = sth_next_muxid++;
+	if (sth_next_muxid <= 0)
+		sth_next_muxid = 1;
+	__atomic_or_fetch(&lsh->sh_flag, STPLEX, __ATOMIC_ACQ_REL);
+	sth_wake(&lsh->sh_rseq, &lsh->sh_rwaiters);
+	sth_wake(&lsh->sh_wseq, &lsh->sh_wwaiters);
+	set_lower_procs(lsh, mux, true);
+	c->t = str_enter();
+	str_getcred(&cr);
+	mp = new_ioctl(persist ? I_PLINK : I_LINK, sizeof(*lb), &cr);
+	d = allocb(sizeof(*lb), BPRI_MED);
+	if (mp == NULL || d == NULL) {
+		if (mp)
+			freemsg(mp);
+		if (d)
+			freemsg(d);
+		err = EAGAIN;
+	} else {
+		lb = (struct linkblk *)d->b_wptr;
+		lb->l_qtop = driver_wq(sh);
+		lb->l_qbot = lsh->sh_sd.sd_wq;
+		lb->l_index = muxid;
+		d->b_wptr += sizeof(*lb);
+		mp->b_cont = d;
+		pthread_mutex_lock(&sh->sh_ioclock);
+		err = do_ioctl(c, mp, STRTIMOUT, &ack);
+		pthread_mutex_unlock(&sh->sh_ioclock);
+		if (err == 0)
+			freemsg(ack);
+	}
+	str_exit(c->t);
+	c->t = NULL;
+	if (err != 0) {
+		set_lower_procs(lsh, mux, false);
+		__atomic_and_fetch(&lsh->sh_flag, ~STPLEX, __ATOMIC_ACQ_REL);
+		free(l);
+		goto fail;
+	}
+	l->l_lower = lsh;		/* keeps the hold taken above */
+	l->l_upper = sh;
+	l->l_muxid = muxid;
+	l->l_persist = persist;
+	lsh->sh_linkedby = l;
+	if (persist) {
+		sth_hold(sh);		/* the driver's stream outlives close */
+		l->l_next = sth_plinks;
+		sth_plinks = l;
+	} else {
+		l->l_next = sh->sh_links;
+		sh->sh_links = l;
+	}
+	pthread_mutex_unlock(&sth_link_lock);
+	c->t = str_enter();
+	*rvalp = muxid;
+	return 0;
+fail:
+	pthread_mutex_unlock(&sth_link_lock);
+	sth_rele(lsh);
+	c->t = str_enter();
+	return err;
+}
+
+/* Undo one link (sth_link_lock held, outside any entry).  The ioctl to
+ * the driver is sent through the controlling stream. */
+static int unlink_one(struct sth_link *l, bool closing)
+{
+	struct sthead *sh = l->l_upper, *lsh = l->l_lower;
+	struct cdevsw *mux = sh->sh_sd.sd_cdev;
+	struct ictx c = { NULL, sh, NULL, true };
+	struct sth_link **pp;
+	struct linkblk *lb;
+	mblk_t *mp, *d, *ack;
+	cred_t cr;
+	int err = 0;
+
+	str_getcred(&cr);
+	c.t = str_enter();
+	mp = new_ioctl(l->l_persist ? I_PUNLINK : I_UNLINK, sizeof(*lb), &cr);
+	d = allocb(sizeof(*lb), BPRI_MED);
+	if (mp == NULL || d == NULL) {
+		if (mp)
+			freemsg(mp);
+		if (d)
+			freemsg(d);
+		err = EAGAIN;
+	} else {
+		lb = (struct linkblk *)d->b_wptr;
+		lb->l_qtop = driver_wq(sh);
+		lb->l_qbot = lsh->sh_sd.sd_wq;
+		lb->l_index = l->l_muxid;
+		d->b_wptr += sizeof(*lb);
+		mp->b_cont = d;
+		if (sh_flags(sh) & STRCLOSED && !closing) {
+			freemsg(mp);
+		} else {
+			struct sth_file fake = { .f_sh = sh, .f_refs = 1 };
+			c.f = &fake;
+			pthread_mutex_lock(&sh->sh_ioclock);
+			err = do_ioctl(&c, mp, STRTIMOUT, &ack);
+			pthread_mutex_unlock(&sh->sh_ioclock);
+			if (err == 0)
+				freemsg(ack);
+		}
+	}
+	str_exit(c.t);
+	if (err != 0 && !closing)
+		return err;
+	/* the driver said yes, or the controlling stream is going away:
+	 * the lower stream gets its head back either way */
+	for (pp = l->l_persist ? &sth_plinks : &sh->sh_links; *pp != NULL;
+	     pp = &(*pp)->l_next) {
+		if (*pp == l) {
+			*pp = l->l_next;
+			break;
+		}
+	}
+	set_lower_procs(lsh, mux, false);
+	{
+		struct strthread *t = str_enter();
+		flushq(lsh->sh_sd.sd_rq, FLUSHALL);
+		flushq(lsh->sh_sd.sd_wq, FLUSHALL);
+		str_exit(t);
+	}
+	lsh->sh_linkedby = NULL;
+	__atomic_and_fetch(&lsh->sh_flag, ~STPLEX, __ATOMIC_ACQ_REL);
+	if (l->l_persist)
+		sth_rele(sh);
+	/* a lower stream nobody has open any more is closed now */
+	sth_plumb_lock(lsh);
+	if (lsh->sh_opens == 0 && !(sh_flags(lsh) & STRCLOSED)) {
+		cred_t lcr;
+		str_getcred(&lcr);
+		__atomic_or_fetch(&lsh->sh_flag, STRCLOSED, __ATOMIC_RELEASE);
+		sth_unlink_all(lsh, false);
+		str_close_all(&lsh->sh_sd, 0, &lcr);
+	}
+	sth_plumb_unlock(lsh);
+	sth_rele(lsh);
+	free(l);
+	return 0;
+}
+
+static int ioc_unlink(struct ictx *c, int muxid, bool persist)
+{
+	struct sthead *sh = c->sh;
+	int err = 0, n = 0;
+
+	str_exit(c->t);
+	c->t = NULL;
+	pthread_mutex_lock(&sth_link_lock);
+	if (muxid == MUXID_ALL) {
+		struct sth_link *l;
+		while ((l = persist ? NULL : sh->sh_links) != NULL ||
+		       (persist && (l = find_link(sh, -1, false)) != NULL)) {
+			if ((err = unlink_one(l, false)) != 0)
+				break;
+			n++;
+		}
+		if (persist) {
+			for (struct sth_link *p = sth_plinks, *nx; p; p = nx) {
+				nx = p->l_next;
+				if (p->l_upper->sh_sd.sd_cdev == sh->sh_sd.sd_cdev &&
+				    (err = unlink_one(p, false)) != 0)
+					break;
+			}
+		}
+	} else {
+		struct sth_link *l = find_link(sh, muxid, persist);
+		err = l != NULL ? unlink_one(l, false) : EINVAL;
+	}
+	pthread_mutex_unlock(&sth_link_lock);
+	c->t = str_enter();
+	return err;
+}
+
+/* At the last close of sh: unlink everything linked below it. */
+int sth_unlink_all(struct sthead *sh, bool persistent_too)
+{
+	pthread_mutex_lock(&sth_link_lock);
+	while (sh->sh_links != NULL)
+		unlink_one(sh->sh_links, true);
+	if (persistent_too) {
+		for (struct sth_link *p = sth_plinks, *nx; p; p = nx) {
+			nx = p->l_next;
+			if (p->l_upper == sh)
+				unlink_one(p, true);
+		}
+	}
+	pthread_mutex_unlock(&sth_link_lock);
+	return 0;
+}
+
+/* ---- the switch ---- */
+
+static int int_arg(void *arg)
+{
+	return (int)(intptr_t)arg;
+}
+
+int sth_ioctl(int fd, unsigned long cmd, void *arg, bool *handled)
+{
+	struct ictx c = { NULL, NULL, NULL, false };
+	struct sth_file *f;
+	struct sthead *sh;
+	int err = 0, rval = 0, v;
+
+	c.t = str_enter();
+	if ((f = sth_lookup(fd)) == NULL) {
+		str_exit(c.t);
+		*handled = false;
+		return -1;
+	}
+	*handled = true;
+	c.f = f;
+	c.sh = sh = f->f_sh;
+	if ((sh_flags(sh) & STPLEX) && cmd != I_UNLINK && cmd != I_PUNLINK) {
+		err = EINVAL;
+		goto out;
+	}
+	switch (cmd) {
+	case I_PUSH:
+		err = ioc_push(&c, arg);
+		break;
+	case I_POP:
+		err = ioc_pop(&c);
+		break;
+	case I_LOOK:
+		err = ioc_look(&c, arg);
+		break;
+	case I_FIND:
+		err = ioc_find(&c, arg, &rval);
+		break;
+	case I_LIST:
+		err = ioc_list(&c, arg, &rval);
+		break;
+	case I_FLUSH:
+		v = int_arg(arg);
+		if (v != FLUSHR && v != FLUSHW && v != FLUSHRW)
+			err = EINVAL;
+		else if ((err = ioc_state(sh)) == 0)
+			err = send_flush(sh, v, 0, false);
+		break;
+	case I_FLUSHBAND: {
+		struct bandinfo bi;
+		if ((err = copyin(&bi, arg, sizeof(bi))) != 0)
+			break;
+		if (bi.bi_flag != FLUSHR && bi.bi_flag != FLUSHW &&
+		    bi.bi_flag != FLUSHRW)
+			err = EINVAL;
+		else if ((err = ioc_state(sh)) == 0)
+			err = send_flush(sh, bi.bi_flag, bi.bi_pri, true);
+		break;
+	}
+	case I_STR:
+		err = ioc_str(&c, arg, &rval);
+		break;
+	case I_SRDOPT: {
+		v = int_arg(arg);
+		int mode = v & RMODEMASK, prot = v & RPROTMASK;
+		if ((v & ~(RMODEMASK | RPROTMASK)) ||
+		    (prot != 0 && prot != RPROTNORM && prot != RPROTDAT &&
+		     prot != RPROTDIS)) {
+			err = EINVAL;
+			break;
+		}
+		if (mode == RFILL)
+			mode = RNORM;	/* RFILL is RNORM here */
+		pthread_mutex_lock(&sh->sh_lock);
+		__atomic_store_n(&sh->sh_rdopt, mode | (prot ? prot : RPROTNORM),
+				 __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&sh->sh_lock);
+		break;
+	}
+	case I_GRDOPT:
+		v = __atomic_load_n(&sh->sh_rdopt, __ATOMIC_RELAXED);
+		err = copyout(arg, &v, sizeof(v));
+		break;
+	case I_SWROPT:
+		v = int_arg(arg);
+		if (v & ~(SNDZERO | SNDPIPE | SNDHOLD))
+			err = EINVAL;
+		else
+			__atomic_store_n(&sh->sh_wropt, v, __ATOMIC_RELAXED);
+		break;
+	case I_GWROPT:
+		v = __atomic_load_n(&sh->sh_wropt, __ATOMIC_RELAXED);
+		err = copyout(arg, &v, sizeof(v));
+		break;
+	case I_NREAD:
+		err = ioc_nread(&c, arg, &rval);
+		break;
+	case I_PEEK:
+		err = ioc_peek(&c, arg, &rval);
+		break;
+	case I_CANPUT:
+		v = int_arg(arg);
+		if (v < -1 || v > 255) {
+			err = EINVAL;
+		} else if (v == -1) {	/* ANYBAND */
+			rval = 0;
+			for (int b = 0; b <= 255 && !rval; b++)
+				rval = bcanputnext(sh->sh_sd.sd_wq, (unsigned char)b);
+		} else {
+			rval = bcanputnext(sh->sh_sd.sd_wq, (unsigned char)v);
+		}
+		break;
+	case I_CKBAND: {
+		queue_t *rq = sh->sh_sd.sd_rq;
+		v = int_arg(arg);
+		if (v < 0 || v > 255) {
+			err = EINVAL;
+			break;
+		}
+		qlock(rq);
+		for (mblk_t *mp = rq->q_first; mp != NULL; mp = mp->b_next)
+			if (mp->b_datap->db_type < QPCTL && mp->b_band == v)
+				rval = 1;
+		qunlock(rq);
+		break;
+	}
+	case I_GETBAND: {
+		queue_t *rq = sh->sh_sd.sd_rq;
+		qlock(rq);
+		mblk_t *mp = rq->q_first;
+		v = mp ? mp->b_band : -1;
+		qunlock(rq);
+		err = v < 0 ? ENODATA : copyout(arg, &v, sizeof(v));
+		break;
+	}
+	case I_ATMARK: {
+		queue_t *rq = sh->sh_sd.sd_rq;
+		v = int_arg(arg);
+		if (v != ANYMARK && v != LASTMARK) {
+			err = EINVAL;
+			break;
+		}
+		qlock(rq);
+		mblk_t *mp = rq->q_first;
+		if (mp != NULL && (mp->b_flag & MSGMARK)) {
+			rval = 1;
+			if (v == LASTMARK)
+				for (mblk_t *n = mp->b_next; n; n = n->b_next)
+					if (n->b_flag & MSGMARK)
+						rval = 0;
+		}
+		qunlock(rq);
+		break;
+	}
+	case I_SETSIG:
+		err = sth_setsig(sh, int_arg(arg));
+		break;
+	case I_GETSIG:
+		if ((err = sth_getsig(sh, &v)) == 0)
+			err = copyout(arg, &v, sizeof(v));
+		break;
+	case I_SETCLTIME:
+		if ((err = copyin(&v, arg, sizeof(v))) == 0) {
+			if (v < 0)
+				err = EINVAL;
+			else
+				__atomic_store_n(&sh->sh_closetime,
+						 (unsigned)v, __ATOMIC_RELAXED);
+		}
+		break;
+	case I_GETCLTIME:
+		v = (int)__atomic_load_n(&sh->sh_closetime, __ATOMIC_RELAXED);
+		err = copyout(arg, &v, sizeof(v));
+		break;
+	case I_SERROPT:
+		v = int_arg(arg);
+		if (v & ~(RERRMASK | WERRMASK) || (v & RERRMASK) == RERRMASK ||
+		    (v & WERRMASK) == WERRMASK) {
+			err = EINVAL;
+			break;
+		}
+		pthread_mutex_lock(&sh->sh_lock);
+		sh->sh_erropt = (v & RERRMASK ? v & RERRMASK : RERRNORM) |
+				(v & WERRMASK ? v & WERRMASK : WERRNORM);
+		pthread_mutex_unlock(&sh->sh_lock);
+		break;
+	case I_GERROPT:
+		pthread_mutex_lock(&sh->sh_lock);
+		v = sh->sh_erropt;
+		pthread_mutex_unlock(&sh->sh_lock);
+		err = copyout(arg, &v, sizeof(v));
+		break;
+	case I_ANCHOR:
+		sth_plumb_lock(sh);
+		if (sh->sh_sd.sd_pushcnt == 0)
+			err = EINVAL;
+		else
+			sh->sh_sd.sd_anchor = sh->sh_sd.sd_pushcnt;
+		sth_plumb_unlock(sh);
+		break;
+	case I_SENDFD:
+		err = ioc_sendfd(&c, int_arg(arg));
+		break;
+	case I_RECVFD:
+	case I_E_RECVFD:
+		err = ioc_recvfd(&c, arg);
+		break;
+	case I_FDINSERT:
+		err = ioc_fdinsert(&c, arg);
+		break;
+	case I_LINK:
+	case I_PLINK:
+		err = ioc_link(&c, int_arg(arg), cmd == I_PLINK, &rval);
+		break;
+	case I_UNLINK:
+	case I_PUNLINK:
+		err = ioc_unlink(&c, int_arg(arg), cmd == I_PUNLINK);
+		break;
+	case FIONBIO:
+		if ((err = copyin(&v, arg, sizeof(v))) == 0) {
+			if (v)
+				__atomic_or_fetch(&f->f_oflag, O_NONBLOCK,
+						  __ATOMIC_ACQ_REL);
+			else
+				__atomic_and_fetch(&f->f_oflag, ~O_NONBLOCK,
+						   __ATOMIC_ACQ_REL);
+		}
+		break;
+	case FIONREAD: {
+		queue_t *rq = sh->sh_sd.sd_rq;
+		qlock(rq);
+		v = rq->q_first ? (int)msgdsize(rq->q_first) : 0;
+		qunlock(rq);
+		err = copyout(arg, &v, sizeof(v));
+		break;
+	}
+	default:
+		err = ioc_transparent(&c, cmd, arg, &rval);
+		break;
+	}
+out:
+	if (c.t != NULL) {
+		sth_changed(sh);
+		str_exit(c.t);
+	}
+	if (c.held)
+		sth_file_rele(f);
+	return err ? sth_err(err) : rval;
+}

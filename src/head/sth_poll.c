@@ -1,0 +1,199 @@
+/*
+ * sth_poll.c -- readiness of streams: the exact poll events, and the
+ * mirror that makes the kernel's poll/select/epoll see them.
+ *
+ * sth_poll_events() computes the STREAMS events of a stream from its
+ * head (SVR4 strpoll): POLLPRI for a high priority message at the front,
+ * POLLIN with POLLRDNORM or POLLRDBAND for an ordinary one, POLLOUT /
+ * POLLWRNORM when band 0 can be written, POLLWRBAND when band 1 can,
+ * POLLERR on an error, POLLHUP after a hangup (and then never POLLOUT),
+ * POLLNVAL when the stream is linked below a multiplexer.
+ *
+ * The mirror.  Each stream's socketpair shows the kernel an
+ * approximation: readable (a byte queued to the application end), urgent
+ * (an out-of-band byte: POLLPRI), writable (the application end's tiny
+ * send buffer empty) or not (filled), hung up (the library end shut
+ * down; M_UNHANGUP rebuilds the pair under the same descriptor numbers).
+ * An error shows as readable and writable, so that an event loop calls
+ * read or write and gets the error.  The mirror is kept only while armed:
+ * during a poll()/select() call on the stream (which then recomputes the
+ * exact events itself), or forever once the descriptor has been given to
+ * epoll.  Updates are serialised by sh_mlock; a caller that cannot take
+ * it leaves sh_mdirty for the holder to redo.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "sthead.h"
+
+int sth_poll_events(struct sthead *sh, int events)
+{
+	queue_t *rq = sh->sh_sd.sd_rq;
+	int fl = sh_flags(sh), rev = 0;
+	mblk_t *mp;
+
+	if (fl & STPLEX)
+		return POLLNVAL;
+	if (fl & (STRDERR | STWRERR))
+		rev |= POLLERR;
+	qlock(rq);
+	mp = rq->q_first;
+	if (mp != NULL) {
+		if (mp->b_datap->db_type >= QPCTL)
+			rev |= POLLPRI;
+		else if (mp->b_band == 0)
+			rev |= POLLIN | POLLRDNORM;
+		else
+			rev |= POLLIN | POLLRDBAND;
+	}
+	qunlock(rq);
+	if (fl & (STRHUP | STRPEERGONE | STRCLOSED)) {
+		rev |= POLLHUP;
+	} else if (events & (POLLOUT | POLLWRNORM | POLLWRBAND)) {
+		if ((events & (POLLOUT | POLLWRNORM)) &&
+		    bcanputnext(sh->sh_sd.sd_wq, 0))
+			rev |= POLLOUT | POLLWRNORM;
+		if ((events & POLLWRBAND) && bcanputnext(sh->sh_sd.sd_wq, 1))
+			rev |= POLLWRBAND;
+	}
+	return rev & (events | POLLERR | POLLHUP | POLLNVAL);
+}
+
+/* What the kernel should see now. */
+static int mirror_want(struct sthead *sh)
+{
+	int ev = sth_poll_events(sh, POLLIN | POLLRDNORM | POLLRDBAND |
+				 POLLPRI | POLLOUT);
+	int want = 0;
+
+	if (ev & (POLLIN | POLLRDNORM | POLLRDBAND))
+		want |= MIR_IN;
+	if (ev & POLLPRI)
+		want |= MIR_PRI | MIR_IN;
+	if (ev & POLLOUT)
+		want |= MIR_OUT;
+	if (ev & POLLHUP)
+		want |= MIR_HUP | MIR_IN;
+	if (ev & (POLLERR | POLLNVAL))
+		want |= MIR_IN | MIR_OUT;
+	return want;
+}
+
+static void drain(int fd, int flags)
+{
+	char buf[256];
+
+	while (recv(fd, buf, sizeof(buf), flags | MSG_DONTWAIT) > 0)
+		;
+}
+
+/* A fresh socketpair under the same descriptor numbers (undo hangup). */
+static void mirror_rebuild(struct sthead *sh)
+{
+	int sv[2], one = 1;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0,
+		       sv) != 0)
+		return;
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &one, sizeof(one));
+	for (int fd = 0; fd < sth_fdcap; fd++) {
+		struct sth_file *f = sth_lookup(fd);
+		if (f != NULL && f->f_sh == sh)
+			sth_real.dup3(sv[0], fd, (sth_real.fcntl(fd, F_GETFD) &
+						  FD_CLOEXEC) ? O_CLOEXEC : 0);
+	}
+	sth_real.dup3(sv[0], sh->sh_mfd_app, O_CLOEXEC);
+	sth_real.dup3(sv[1], sh->sh_mfd_lib, O_CLOEXEC);
+	sth_real.close(sv[0]);
+	sth_real.close(sv[1]);
+	sh->sh_mhave = MIR_OUT;
+}
+
+/* Bring the kernel's view to want (sh_mlock held). */
+static void mirror_sync(struct sthead *sh)
+{
+	int want = mirror_want(sh), have = sh->sh_mhave;
+	char c = 0;
+
+	if ((have & MIR_HUP) && !(want & MIR_HUP)) {
+		mirror_rebuild(sh);
+		have = sh->sh_mhave;
+	}
+	if ((want & MIR_HUP) && !(have & MIR_HUP)) {
+		/* the application end now reads EOF and polls HUP */
+		shutdown(sh->sh_mfd_lib, SHUT_RDWR);
+		have |= MIR_HUP | MIR_IN;
+		have &= ~MIR_PRI;
+	}
+	if (!(have & MIR_HUP)) {
+		if ((have & MIR_PRI) && !(want & MIR_PRI)) {
+			recv(sh->sh_mfd_app, &c, 1, MSG_OOB | MSG_DONTWAIT);
+			drain(sh->sh_mfd_app, 0);
+			have &= ~(MIR_PRI | MIR_IN);
+		}
+		if ((have & MIR_IN) && !(want & MIR_IN)) {
+			drain(sh->sh_mfd_app, 0);
+			have &= ~MIR_IN;
+		}
+		if ((want & MIR_IN) && !(have & MIR_IN)) {
+			if (send(sh->sh_mfd_lib, "i", 1, MSG_DONTWAIT |
+				 MSG_NOSIGNAL) == 1)
+				have |= MIR_IN;
+		}
+		if ((want & MIR_PRI) && !(have & MIR_PRI)) {
+			if (send(sh->sh_mfd_lib, "p", 1, MSG_OOB | MSG_DONTWAIT |
+				 MSG_NOSIGNAL) == 1)
+				have |= MIR_PRI | MIR_IN;
+		}
+	}
+	if ((want & MIR_OUT) && !(have & MIR_OUT)) {
+		drain(sh->sh_mfd_lib, 0);
+		have |= MIR_OUT;
+	} else if (!(want & MIR_OUT) && (have & MIR_OUT)) {
+		/* fill the application end's send buffer */
+		for (int i = 0; i < 64; i++)
+			if (send(sh->sh_mfd_app, "o", 1, MSG_DONTWAIT |
+				 MSG_NOSIGNAL) != 1)
+				break;
+		have &= ~MIR_OUT;
+	}
+	sh->sh_mhave = have;
+}
+
+void sth_mirror_update(struct sthead *sh)
+{
+	__atomic_store_n(&sh->sh_mdirty, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&sh->sh_mdirty, __ATOMIC_ACQUIRE)) {
+		if (pthread_mutex_trylock(&sh->sh_mlock) != 0)
+			return;		/* the holder redoes it */
+		while (__atomic_exchange_n(&sh->sh_mdirty, 0, __ATOMIC_ACQ_REL))
+			mirror_sync(sh);
+		pthread_mutex_unlock(&sh->sh_mlock);
+	}
+}
+
+void sth_mirror_arm(struct sthead *sh, bool persistent)
+{
+	int v = persistent ? (1 << 16) : 1;
+
+	if (persistent && (__atomic_load_n(&sh->sh_marmed, __ATOMIC_ACQUIRE) &
+			   ~0xffff))
+		return;		/* already armed for good */
+	__atomic_add_fetch(&sh->sh_marmed, v, __ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&sh->sh_mlock);
+	__atomic_store_n(&sh->sh_mdirty, 0, __ATOMIC_RELEASE);
+	mirror_sync(sh);
+	pthread_mutex_unlock(&sh->sh_mlock);
+}
+
+void sth_mirror_disarm(struct sthead *sh)
+{
+	__atomic_sub_fetch(&sh->sh_marmed, 1, __ATOMIC_ACQ_REL);
+}

@@ -1,0 +1,106 @@
+/*
+ * sth_sig.c -- SIGPOLL: I_SETSIG registrations and delivery.
+ *
+ * A process registers the events (S_INPUT, S_RDNORM, ...) it wants a
+ * SIGPOLL for; each registration is per process, and since the stream
+ * lives in this process, the registered process is this one (or a
+ * process given by pid through the executive, for tests).  Events are
+ * raised by the head as they happen: a message arriving at the front of
+ * the read queue, a high priority message, the stream becoming writable
+ * again (S_OUTPUT, S_WRBAND), M_ERROR, M_HANGUP, M_SIG with SIGPOLL
+ * (S_MSG).  S_BANDURG with S_RDBAND sends SIGURG instead of SIGPOLL for
+ * band messages.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "sthead.h"
+
+static void recompute(struct sthead *sh)
+{
+	int ev = 0;
+
+	for (struct sth_sig *s = sh->sh_sigs; s != NULL; s = s->s_next)
+		ev |= s->s_events;
+	__atomic_store_n(&sh->sh_sigevents, ev, __ATOMIC_RELEASE);
+}
+
+int sth_setsig(struct sthead *sh, int events)
+{
+	pid_t me = getpid();
+	struct sth_sig **pp, *s;
+
+	if (events & ~S_ALL)
+		return EINVAL;
+	if ((events & S_BANDURG) && !(events & S_RDBAND))
+		return EINVAL;
+	pthread_mutex_lock(&sh->sh_lock);
+	for (pp = &sh->sh_sigs; (s = *pp) != NULL; pp = &s->s_next)
+		if (s->s_pid == me)
+			break;
+	if (events == 0) {
+		if (s == NULL) {
+			pthread_mutex_unlock(&sh->sh_lock);
+			return EINVAL;
+		}
+		*pp = s->s_next;
+		free(s);
+	} else if (s != NULL) {
+		s->s_events = events;
+	} else {
+		s = calloc(1, sizeof(*s));
+		if (s == NULL) {
+			pthread_mutex_unlock(&sh->sh_lock);
+			return EAGAIN;
+		}
+		s->s_pid = me;
+		s->s_events = events;
+		s->s_next = sh->sh_sigs;
+		sh->sh_sigs = s;
+	}
+	recompute(sh);
+	pthread_mutex_unlock(&sh->sh_lock);
+	return 0;
+}
+
+int sth_getsig(struct sthead *sh, int *events)
+{
+	pid_t me = getpid();
+	int err = EINVAL;
+
+	pthread_mutex_lock(&sh->sh_lock);
+	for (struct sth_sig *s = sh->sh_sigs; s != NULL; s = s->s_next) {
+		if (s->s_pid == me) {
+			*events = s->s_events;
+			err = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sh->sh_lock);
+	return err;
+}
+
+void sth_sigpoll(struct sthead *sh, int event, int band)
+{
+	int fired = event;
+
+	(void)band;
+	if (event & (S_RDNORM | S_RDBAND))
+		fired |= S_INPUT;
+	if (!(__atomic_load_n(&sh->sh_sigevents, __ATOMIC_ACQUIRE) & fired))
+		return;
+	pthread_mutex_lock(&sh->sh_lock);
+	for (struct sth_sig *s = sh->sh_sigs; s != NULL; s = s->s_next) {
+		if (!(s->s_events & fired))
+			continue;
+		int sig = ((event & S_RDBAND) && (s->s_events & S_BANDURG))
+			  ? SIGURG : SIGPOLL;
+		kill(s->s_pid, sig);
+	}
+	pthread_mutex_unlock(&sh->sh_lock);
+}

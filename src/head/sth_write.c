@@ -1,0 +1,384 @@
+/*
+ * sth_write.c -- the write side of the stream head: write/writev and
+ * putmsg/putpmsg, and the head write queue's procedures.
+ *
+ * A write checks the stream's errors, then flow control with
+ * bcanputnext() on the head write queue: a full queue below marks itself
+ * QWANTW and the writer sleeps (or fails with EAGAIN) until that queue
+ * drains below its low water mark and back-enables the head write queue,
+ * whose service procedure (strwsrv) wakes the writers.  Data is copied
+ * into messages of at most min(q_maxpsz of the queue below, strmsgsz)
+ * bytes with SO_WROFF bytes of head room, and sent with putnext().  A
+ * write smaller than q_minpsz, or larger than q_maxpsz when q_minpsz is
+ * not 0, fails with ERANGE.  A zero-length write sends a zero-length
+ * message, except on a pipe without SNDZERO.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sthead.h"
+
+int strwput(queue_t *q, mblk_t *mp)
+{
+	putnext(q, mp);
+	return 0;
+}
+
+/* Back-enabled: the stream below drained; let the writers go. */
+int strwsrv(queue_t *q)
+{
+	struct sthead *sh = q->q_ptr;
+	bool band = false;
+
+	qlock(q);
+	for (int b = 0; b < q->q_nband; b++) {
+		if (q->q_bandp[b].qb_flag & QB_BACK) {
+			__atomic_store_n(&q->q_bandp[b].qb_flag,
+					 q->q_bandp[b].qb_flag & ~QB_BACK,
+					 __ATOMIC_RELAXED);
+			band = true;
+		}
+	}
+	qunlock(q);
+	sth_wake(&sh->sh_wseq, &sh->sh_wwaiters);
+	sth_changed(sh);
+	if (unlikely(__atomic_load_n(&sh->sh_sigevents, __ATOMIC_RELAXED)))
+		sth_sigpoll(sh, band ? S_WRBAND : S_OUTPUT, 0);
+	return 0;
+}
+
+struct wctx {
+	struct sth_file *f;
+	struct sthead *sh;
+	struct strthread *t;
+	bool held;
+};
+
+/*
+ * Whether the stream takes writes: 0, or the errno (a write error, EPIPE
+ * on a pipe whose other end is gone, ENXIO after a hangup, EINVAL when
+ * linked below a multiplexer).  SIGPIPE as SVR4/POSIX say.
+ */
+static int write_state(struct sthead *sh)
+{
+	int fl = sh_flags(sh), e = 0;
+
+	if (fl & STPLEX)
+		return EINVAL;
+	if (fl & STWRERR) {
+		pthread_mutex_lock(&sh->sh_lock);
+		e = sh->sh_werror;
+		if (e != 0 && (sh->sh_erropt & WERRNONPERSIST)) {
+			sh->sh_werror = 0;
+			__atomic_and_fetch(&sh->sh_flag, ~STWRERR,
+					   __ATOMIC_ACQ_REL);
+		}
+		bool sigpipe = (sh->sh_wropt & SNDPIPE) != 0;
+		pthread_mutex_unlock(&sh->sh_lock);
+		if (e != 0) {
+			if (sigpipe)
+				kill(getpid(), SIGPIPE);
+			return e;
+		}
+	}
+	if (fl & (STRHUP | STRPEERGONE | STRCLOSED)) {
+		if (fl & STRPIPE) {
+			kill(getpid(), SIGPIPE);
+			return EPIPE;
+		}
+		return ENXIO;
+	}
+	return 0;
+}
+
+static bool wnonblocking(struct wctx *c)
+{
+	return (__atomic_load_n(&c->f->f_oflag, __ATOMIC_RELAXED) &
+		(O_NONBLOCK | O_NDELAY)) != 0;
+}
+
+/* Wait until band may be written (or the stream's state changes).
+ * 0 when writable, or an errno. */
+static int wait_flow(struct wctx *c, unsigned char band)
+{
+	struct sthead *sh = c->sh;
+	queue_t *wq = sh->sh_sd.sd_wq;
+	int err;
+
+	for (;;) {
+		if ((err = write_state(sh)) != 0)
+			return err;
+		if (bcanputnext(wq, band))
+			return 0;
+		if (wnonblocking(c))
+			return EAGAIN;
+		if (!c->held) {
+			__atomic_add_fetch(&c->f->f_refs, 1, __ATOMIC_ACQ_REL);
+			c->held = true;
+		}
+		__atomic_add_fetch(&sh->sh_wwaiters, 1, __ATOMIC_ACQ_REL);
+		int seen = __atomic_load_n(&sh->sh_wseq, __ATOMIC_ACQUIRE);
+		if (!bcanputnext(wq, band) && write_state(sh) == 0)
+			err = sth_sleep(&c->t, &sh->sh_wseq, seen, -1);
+		__atomic_sub_fetch(&sh->sh_wwaiters, 1, __ATOMIC_ACQ_REL);
+		if (err != 0)
+			return err;
+	}
+}
+
+/* allocb that waits for memory when blocking; NULL and *errp when not. */
+static mblk_t *alloc_wait(struct wctx *c, size_t size, int *errp)
+{
+	mblk_t *mp;
+
+	while ((mp = allocb(size, BPRI_MED)) == NULL) {
+		if (wnonblocking(c)) {
+			*errp = EAGAIN;
+			return NULL;
+		}
+		str_exit(c->t);
+		struct timespec ts = { 0, 1000000 };
+		int r = nanosleep(&ts, NULL);
+		c->t = str_enter();
+		if (r != 0) {
+			*errp = EINTR;
+			return NULL;
+		}
+		if ((*errp = write_state(c->sh)) != 0)
+			return NULL;
+	}
+	return mp;
+}
+
+/* Limits of the queue below the head: minimum and maximum packet size
+ * (INFPSZ: none) and the stream's largest message. */
+static void packet_limits(struct sthead *sh, long *minp, long *maxp)
+{
+	queue_t *n = __atomic_load_n(&sh->sh_sd.sd_wq->q_next,
+				     __ATOMIC_ACQUIRE);
+
+	*minp = n ? n->q_minpsz : 0;
+	*maxp = n ? n->q_maxpsz : INFPSZ;
+}
+
+ssize_t sth_write(int fd, const struct iovec *iov, int iovcnt, bool *handled)
+{
+	struct wctx c = { NULL, NULL, NULL, false };
+	struct sth_file *f;
+	struct sthead *sh;
+	size_t total = 0, done = 0, iovoff = 0, chunk, wroff;
+	long minpsz, maxpsz;
+	int err = 0;
+
+	c.t = str_enter();
+	if ((f = sth_lookup(fd)) == NULL) {
+		str_exit(c.t);
+		*handled = false;
+		return -1;
+	}
+	*handled = true;
+	c.f = f;
+	c.sh = sh = f->f_sh;
+	for (int i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len > (size_t)SSIZE_MAX - total) {
+			str_exit(c.t);
+			return sth_err(EINVAL);
+		}
+		total += iov[i].iov_len;
+	}
+	if ((err = write_state(sh)) != 0)
+		goto out;
+	if (total == 0 && (sh_flags(sh) & STRPIPE) &&
+	    !(__atomic_load_n(&sh->sh_wropt, __ATOMIC_RELAXED) & SNDZERO))
+		goto out;		/* a pipe sends nothing */
+	packet_limits(sh, &minpsz, &maxpsz);
+	if ((long)total < minpsz ||
+	    (maxpsz != INFPSZ && minpsz != 0 && total > (size_t)maxpsz)) {
+		err = ERANGE;
+		goto out;
+	}
+	chunk = maxpsz == INFPSZ || maxpsz <= 0 ? SIZE_MAX : (size_t)maxpsz;
+	if (sh->sh_strmsgsz != 0 && chunk > sh->sh_strmsgsz)
+		chunk = sh->sh_strmsgsz;
+	wroff = __atomic_load_n(&sh->sh_wroff, __ATOMIC_RELAXED);
+	do {
+		size_t n = total - done < chunk ? total - done : chunk;
+		mblk_t *mp;
+
+		if ((err = wait_flow(&c, 0)) != 0)
+			break;
+		if ((mp = alloc_wait(&c, wroff + n, &err)) == NULL)
+			break;
+		mp->b_rptr += wroff;
+		mp->b_wptr = mp->b_rptr;
+		/* gather n bytes from the iovec cursor */
+		for (size_t left = n; left > 0;) {
+			size_t room = iov->iov_len - iovoff;
+			size_t k = room < left ? room : left;
+			memcpy(mp->b_wptr, (const char *)iov->iov_base + iovoff, k);
+			mp->b_wptr += k;
+			iovoff += k;
+			left -= k;
+			if (iovoff == iov->iov_len) {
+				iov++;
+				iovoff = 0;
+			}
+		}
+		if (sh_flags(sh) & STRDELIM)
+			mp->b_flag |= MSGDELIM;
+		putnext(sh->sh_sd.sd_wq, mp);
+		done += n;
+	} while (done < total);
+out:
+	sth_changed(sh);
+	str_exit(c.t);
+	if (c.held)
+		sth_file_rele(f);
+	if (done > 0)
+		return (ssize_t)done;	/* a partial write counts */
+	if (err != 0)
+		return sth_err(err);
+	return 0;
+}
+
+static bool bad_addr(const void *p, long len)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	if (len <= 0)
+		return false;
+	return a < 4096 || a >= 0x800000000000ull || a + (uintptr_t)len < a;
+}
+
+/* putmsg on an open file, inside the caller's entry (c->t). */
+static int putpmsg_common(struct wctx *cp, const struct strbuf *ctl,
+			  const struct strbuf *dat, int band, int flags,
+			  bool pmsg, queue_t *fdq, int fdoff)
+{
+#define c (*cp)
+	struct sthead *sh = c.sh;
+	bool hipri, has_ctl, has_dat;
+	int clen = 0, dlen = 0, err = 0;
+	long minpsz, maxpsz;
+	mblk_t *cmp = NULL, *dmp = NULL, *mp;
+	size_t wroff;
+
+	if ((ctl && bad_addr(ctl, sizeof(*ctl))) ||
+	    (dat && bad_addr(dat, sizeof(*dat))))
+		return EFAULT;
+	if (!pmsg) {
+		if (flags != 0 && flags != RS_HIPRI)
+			return EINVAL;
+		hipri = flags == RS_HIPRI;
+		band = 0;
+	} else {
+		if ((flags != MSG_HIPRI && flags != MSG_BAND) || band < 0 ||
+		    band > 255 || (flags == MSG_HIPRI && band != 0))
+			return EINVAL;
+		hipri = flags == MSG_HIPRI;
+	}
+	has_ctl = ctl != NULL && ctl->len >= 0;
+	has_dat = dat != NULL && dat->len >= 0;
+	if (hipri && !has_ctl)
+		return EINVAL;
+	if (has_ctl) {
+		clen = ctl->len;
+		if (bad_addr(ctl->buf, clen) || (clen > 0 && ctl->buf == NULL))
+			return EFAULT;
+	}
+	if (has_dat) {
+		dlen = dat->len;
+		if (bad_addr(dat->buf, dlen) || (dlen > 0 && dat->buf == NULL))
+			return EFAULT;
+	}
+	if (fdq != NULL && (fdoff < 0 || (size_t)fdoff > (size_t)clen ||
+			    (size_t)clen - (size_t)fdoff < sizeof(queue_t *) ||
+			    (fdoff % sizeof(void *)) != 0))
+		return EINVAL;
+
+	if ((err = write_state(sh)) != 0)
+		goto out;
+	if (!has_ctl && !has_dat)
+		goto out;		/* nothing to send: 0 */
+	packet_limits(sh, &minpsz, &maxpsz);
+	if ((size_t)clen > sh->sh_strctlsz ||
+	    (sh->sh_strmsgsz != 0 && (size_t)dlen > sh->sh_strmsgsz) ||
+	    (has_dat && (dlen < minpsz ||
+			 (maxpsz != INFPSZ && dlen > maxpsz)))) {
+		err = ERANGE;
+		goto out;
+	}
+	if (!hipri && (err = wait_flow(&c, (unsigned char)band)) != 0)
+		goto out;
+	if (has_ctl) {
+		if ((cmp = alloc_wait(&c, (size_t)clen, &err)) == NULL)
+			goto out;
+		cmp->b_datap->db_type = hipri ? M_PCPROTO : M_PROTO;
+		memcpy(cmp->b_wptr, ctl->buf, (size_t)clen);
+		if (fdq != NULL)
+			memcpy(cmp->b_wptr + fdoff, &fdq, sizeof(fdq));
+		cmp->b_wptr += clen;
+	}
+	if (has_dat) {
+		wroff = __atomic_load_n(&sh->sh_wroff, __ATOMIC_RELAXED);
+		if ((dmp = alloc_wait(&c, wroff + (size_t)dlen, &err)) == NULL) {
+			if (cmp)
+				freemsg(cmp);
+			goto out;
+		}
+		dmp->b_rptr += wroff;
+		dmp->b_wptr = dmp->b_rptr;
+		memcpy(dmp->b_wptr, dat->buf, (size_t)dlen);
+		dmp->b_wptr += dlen;
+	}
+	mp = cmp != NULL ? cmp : dmp;
+	if (cmp != NULL)
+		cmp->b_cont = dmp;
+	mp->b_band = hipri ? 0 : (unsigned char)band;
+	putnext(sh->sh_sd.sd_wq, mp);
+out:
+	sth_changed(sh);
+	return err;
+#undef c
+}
+
+int sth_putpmsg(int fd, const struct strbuf *ctl, const struct strbuf *dat,
+		int band, int flags, bool pmsg)
+{
+	struct wctx c = { NULL, NULL, NULL, false };
+	int err;
+
+	c.t = str_enter();
+	if ((c.f = sth_lookup(fd)) == NULL) {
+		str_exit(c.t);
+		return sth_err(sth_real.fcntl(fd, F_GETFD) < 0 ? EBADF : ENOSTR);
+	}
+	c.sh = c.f->f_sh;
+	err = putpmsg_common(&c, ctl, dat, band, flags, pmsg, NULL, 0);
+	str_exit(c.t);
+	if (c.held)
+		sth_file_rele(c.f);
+	return err ? sth_err(err) : 0;
+}
+
+/* I_FDINSERT: putmsg with fdq's address at fdoff of the control part;
+ * inside the caller's entry *tp.  0 or errno. */
+int sth_putmsg_fdinsert(struct sth_file *f, struct strthread **tp,
+			const struct strbuf *ctl, const struct strbuf *dat,
+			int flags, queue_t *fdq, int fdoff, bool *held)
+{
+	struct wctx c = { f, f->f_sh, *tp, *held };
+	int err = putpmsg_common(&c, ctl, dat, 0, flags, false, fdq, fdoff);
+
+	*tp = c.t;
+	*held = c.held;
+	return err;
+}

@@ -1,0 +1,298 @@
+/*
+ * sthead.h -- the stream head: where applications meet STREAMS.
+ *
+ * How the stream head works
+ * -------------------------
+ * Descriptors.  Every stream owns an AF_UNIX stream socketpair, its
+ * "mirror".  The descriptors an application gets from open() are dups of
+ * the mirror's application end, so they are real kernel descriptors:
+ * numbers never collide, close() and dup() work, and poll/select/epoll can
+ * wait on them beside sockets.  The library never reads data from them:
+ * the POSIX calls (sth_posix.c) look the number up in the descriptor table
+ * (sth_fd.c) and come here for streams, to libc for everything else.
+ *
+ * Readiness.  While someone may be waiting in the kernel on a stream
+ * (poll/select in progress, or the descriptor was given to epoll) the
+ * mirror is "armed" and mirrors the head's state: a byte queued for
+ * readability, an out-of-band byte for POLLPRI, a full send buffer for
+ * "not writable", a shutdown for hangup (sth_poll.c).  poll() and select()
+ * compute the exact STREAMS events themselves; the mirror only wakes them.
+ * Unarmed, readers and writers sleep on futexes and no system call is made
+ * while data flows.
+ *
+ * Reading (sth_read.c).  The head's read put procedure (strrput) queues
+ * data with putq on the head read queue and wakes sleepers; read/getmsg
+ * take messages with getq, so SVR4 flow control and back-enabling of the
+ * queue below happen as the reader drains.
+ *
+ * Writing (sth_write.c).  write/putmsg check canputnext() on the head
+ * write queue, build messages and putnext() them.  A writer that finds the
+ * stream full sleeps until the head write queue's service procedure, run
+ * by a back-enable, wakes it.  Service procedures enabled on the way run
+ * when the call leaves the library.
+ *
+ * Locks, outer to inner: sh_plumb (executive's sd_plumb: push, pop, link,
+ * close), sh_ioclock (one ioctl at a time), sh_rlock (one reader at a
+ * time), sh_lock (head state below), then queue locks.  Descriptor table:
+ * sth_fd_lock, taken alone.
+ */
+#ifndef STREAMS_STHEAD_H
+#define STREAMS_STHEAD_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/stream.h>
+#include <sys/stropts.h>
+#include <sys/uio.h>
+
+#include "strsubr.h"
+
+/* sh_flag: head state (sh_lock for writers; read racily with atomics) */
+#define STRHUP		0x0001	/* M_HANGUP received */
+#define STRDERR		0x0002	/* read error set */
+#define STWRERR		0x0004	/* write error set */
+#define STRPRI		0x0008	/* a high priority message is queued */
+#define STPLEX		0x0010	/* linked below a multiplexer */
+#define STRISTTY	0x0020	/* SO_ISTTY */
+#define STRPIPE		0x0040	/* one end of a STREAMS pipe */
+#define STRCLOSED	0x0080	/* being closed */
+#define STRMREAD	0x0100	/* SO_MREADON: send M_READ before blocking */
+#define STRDELIM	0x0200	/* SO_DELIM */
+#define STRNDELAY	0x0400	/* SO_NDELON: old-style non-blocking */
+#define STRTOSTOP	0x0800
+#define STRPEERGONE	0x1000	/* pipe: the other end is closed */
+#define STRCLONE	0x2000	/* opened through the clone driver */
+
+/* Mirror event bits (sh_mwant / sh_mhave) */
+#define MIR_IN		0x01
+#define MIR_PRI		0x02
+#define MIR_OUT		0x04
+#define MIR_HUP		0x08
+
+struct sthead;
+
+/* One open() of a stream: the "open file". */
+struct sth_file {
+	struct sthead *f_sh;		/* the stream; holds one open */
+	int f_oflag;			/* O_NONBLOCK etc.; atomic */
+	int f_refs;			/* descriptor numbers naming it;
+					   sth_fd_lock */
+	int f_holds;			/* calls in progress that slept; atomic */
+};
+
+/* A link of a lower stream below a multiplexing driver. */
+struct sth_link {
+	struct sth_link *l_next;	/* on the controlling head; sh_plumb */
+	struct sthead *l_lower;		/* the linked stream (held) */
+	struct sthead *l_upper;		/* the controlling stream */
+	int l_muxid;
+	int l_persist;			/* I_PLINK */
+};
+
+/* A process asking for SIGPOLL (I_SETSIG). */
+struct sth_sig {
+	struct sth_sig *s_next;		/* sh_lock */
+	pid_t s_pid;
+	int s_events;			/* S_* */
+};
+
+struct sthead {
+	struct stdata sh_sd;		/* the executive's stream: FIRST */
+	pthread_mutex_t sh_lock;	/* head state */
+	pthread_mutex_t sh_rlock;	/* readers, one at a time */
+	pthread_mutex_t sh_ioclock;	/* ioctls, one at a time */
+	int sh_flag;			/* STR*; sh_lock, atomic reads */
+	int sh_rerror;			/* read error (0 none); sh_lock */
+	int sh_werror;			/* write error; sh_lock */
+	int sh_rdopt;			/* read mode + RPROT*; sh_lock */
+	int sh_wropt;			/* SNDZERO, SNDPIPE; sh_lock */
+	int sh_erropt;			/* RERR*|WERR*; sh_lock */
+	size_t sh_wroff;		/* write offset (SO_WROFF); sh_lock */
+	size_t sh_strmsgsz;		/* largest data part (0: none) */
+	size_t sh_strctlsz;		/* largest control part */
+	unsigned int sh_closetime;	/* ms to drain at close; sh_lock */
+	int sh_opens;			/* open files; sh_plumb */
+	int sh_refs;			/* references; atomic (stream freed at 0) */
+	struct sthead *sh_peer;		/* pipe: other end; sh_plumb */
+	dev_t sh_dev;
+
+	/* sleeping (futex words, bumped on every wake-up) */
+	int sh_rseq;			/* readers: data, error, hangup */
+	int sh_rwaiters;		/* atomic */
+	int sh_wseq;			/* writers: flow control relieved */
+	int sh_wwaiters;		/* atomic */
+	int sh_iseq;			/* ioctl replies */
+	int sh_iwaiters;		/* atomic */
+
+	/* the ioctl in progress (sh_ioclock held by its caller) */
+	unsigned int sh_iocid;		/* id awaited (0: none); sh_lock */
+	mblk_t *sh_iocmsg;		/* reply received; sh_lock */
+
+	/* poll/epoll mirror (sth_poll.c) */
+	int sh_mfd_app;			/* private dup of the application end */
+	int sh_mfd_lib;			/* the library's end */
+	int sh_marmed;			/* pollers now, + 1 << 16 if epoll; atomic */
+	pthread_mutex_t sh_mlock;	/* the mirror's state below */
+	int sh_mhave;			/* MIR_* the kernel shows now; sh_mlock */
+	int sh_mdirty;			/* state changed since last sync; atomic */
+
+	/* SIGPOLL */
+	struct sth_sig *sh_sigs;	/* sh_lock */
+	int sh_sigevents;		/* union of s_events; atomic reads */
+
+	/* STREAMS pipes: plumbing of one end rewires the other, so both
+	 * ends' plumbing takes this lock first (NULL for other streams) */
+	struct sth_pair *sh_pair;
+
+	/* multiplexing */
+	struct sth_link *sh_links;	/* links below this stream; sh_plumb */
+	struct sth_link *sh_linkedby;	/* this stream's own link, if linked */
+};
+
+struct sth_pair {
+	pthread_mutex_t p_lock;
+	int p_refs;			/* ends alive; atomic */
+};
+
+static inline struct sthead *SH(struct stdata *sd)
+{
+	return (struct sthead *)sd;
+}
+
+/* Plumbing (push, pop, link, close) of a stream; see sh_pair. */
+static inline void sth_plumb_lock(struct sthead *sh)
+{
+	if (sh->sh_pair != NULL)
+		pthread_mutex_lock(&sh->sh_pair->p_lock);
+	pthread_mutex_lock(&sh->sh_sd.sd_plumb);
+}
+
+static inline void sth_plumb_unlock(struct sthead *sh)
+{
+	pthread_mutex_unlock(&sh->sh_sd.sd_plumb);
+	if (sh->sh_pair != NULL)
+		pthread_mutex_unlock(&sh->sh_pair->p_lock);
+}
+
+static inline int sh_flags(struct sthead *sh)
+{
+	return __atomic_load_n(&sh->sh_flag, __ATOMIC_ACQUIRE);
+}
+
+/* ---- sth_fd.c: descriptor table ---- */
+extern struct sth_file **sth_fdtab;
+extern int sth_fdcap;
+
+static inline struct sth_file *sth_lookup(int fd)
+{
+	if ((unsigned)fd >= (unsigned)__atomic_load_n(&sth_fdcap,
+						      __ATOMIC_ACQUIRE))
+		return NULL;
+	return __atomic_load_n(&sth_fdtab[fd], __ATOMIC_ACQUIRE);
+}
+
+int sth_fd_init(void);
+int sth_fd_install(int fd, struct sth_file *f);	/* 0 or errno */
+struct sth_file *sth_fd_remove(int fd);		/* NULL if not ours */
+void sth_file_rele(struct sth_file *f);		/* last ref closes */
+struct sth_file *sth_file_new(struct sthead *sh, int oflag);
+int sth_fd_dup_of(int newfd, struct sth_file *f);
+
+/* ---- sth_open.c ---- */
+extern struct qinit sth_rinit, sth_winit;
+/* Open by path: a new descriptor, or -1 with errno; -2: not a STREAMS
+ * path (the caller goes to libc). */
+int sth_open_path(const char *path, int oflag, mode_t mode);
+/* Open (major, minor) of cdev with sflag; returns a descriptor. */
+int sth_open_dev(struct cdevsw *cdev, minor_t minor, int oflag, int clone);
+void sth_close_file(struct sth_file *f);
+void sth_hold(struct sthead *sh);
+void sth_rele(struct sthead *sh);
+/* New head with its mirror; NULL with errno. */
+struct sthead *sth_alloc(void);
+/* A new descriptor naming a new open of sh. */
+int sth_new_fd(struct sthead *sh, int oflag);
+void sth_shutdown_stream(struct stdata *sd);
+
+/*
+ * The calls on descriptors look fd up inside their own entry (never an
+ * entry of the caller's: a call may sleep).  *handled is false when fd
+ * is not a stream (the caller goes to libc); getmsg/putmsg fail with
+ * ENOSTR or EBADF then.
+ */
+
+/* ---- sth_read.c ---- */
+ssize_t sth_read(int fd, const struct iovec *iov, int iovcnt, bool *handled);
+int sth_getpmsg(int fd, struct strbuf *ctl, struct strbuf *dat,
+		int *bandp, int *flagsp, bool pmsg);
+int strrput(queue_t *q, mblk_t *mp);
+
+/* ---- sth_write.c ---- */
+ssize_t sth_write(int fd, const struct iovec *iov, int iovcnt, bool *handled);
+int sth_putpmsg(int fd, const struct strbuf *ctl, const struct strbuf *dat,
+		int band, int flags, bool pmsg);
+int sth_putmsg_fdinsert(struct sth_file *f, struct strthread **tp,
+			const struct strbuf *ctl, const struct strbuf *dat,
+			int flags, queue_t *fdq, int fdoff, bool *held);
+int strwsrv(queue_t *q);
+int strwput(queue_t *q, mblk_t *mp);
+
+/* ---- sth_ioctl.c ---- */
+int sth_ioctl(int fd, unsigned long cmd, void *arg, bool *handled);
+void sth_ioc_reply(struct sthead *sh, mblk_t *mp);	/* from strrput */
+int sth_unlink_all(struct sthead *sh, bool persistent_too);
+
+/* ---- sth_wait.c: sleeping ---- */
+/* Leave the entry, sleep on *word while it equals seen (the caller bumps
+ * *waiters first and rechecks), re-enter.  deadline_ms < 0: forever.
+ * 0 woken, EINTR signal, ETIMEDOUT. */
+int sth_sleep(struct strthread **tp, int *word, int seen, long deadline_ms);
+long sth_now_ms(void);
+void sth_wake(int *word, int *waiters);
+
+/* ---- sth_poll.c ---- */
+int sth_poll_events(struct sthead *sh, int events);	/* exact revents */
+void sth_mirror_update(struct sthead *sh);		/* state changed */
+void sth_mirror_arm(struct sthead *sh, bool persistent);
+void sth_mirror_disarm(struct sthead *sh);
+static inline void sth_changed(struct sthead *sh)
+{
+	if (unlikely(__atomic_load_n(&sh->sh_marmed, __ATOMIC_ACQUIRE)))
+		sth_mirror_update(sh);
+}
+
+/* ---- sth_sig.c ---- */
+void sth_sigpoll(struct sthead *sh, int event, int band);
+int sth_setsig(struct sthead *sh, int events);
+int sth_getsig(struct sthead *sh, int *events);
+
+/* ---- sth_posix.c: the real libc calls ---- */
+struct sth_libc {
+	int (*open)(const char *, int, ...);
+	int (*close)(int);
+	ssize_t (*read)(int, void *, size_t);
+	ssize_t (*write)(int, const void *, size_t);
+	ssize_t (*readv)(int, const struct iovec *, int);
+	ssize_t (*writev)(int, const struct iovec *, int);
+	int (*ioctl)(int, unsigned long, ...);
+	int (*fcntl)(int, int, ...);
+	int (*dup)(int);
+	int (*dup2)(int, int);
+	int (*dup3)(int, int, int);
+};
+extern struct sth_libc sth_real;
+void sth_posix_init(void);
+
+/* Error helpers: set errno, return -1. */
+static inline int sth_err(int e)
+{
+	extern int *__errno_location(void);
+	*__errno_location() = e;
+	return -1;
+}
+
+/* Pipes (sth_pipe.c) */
+int sth_pipe(int fds[2]);
+
+#endif /* STREAMS_STHEAD_H */
