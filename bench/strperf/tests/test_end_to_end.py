@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""The strperf command end to end: a tiny run writes every output, well
+formed; Ctrl-C and a failing point leave partial results and no process."""
+import csv
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import xml.etree.ElementTree as ET
+
+import _common
+
+BIN = _common.point_binary()
+CHARTS = _common.have_matplotlib()
+
+
+def strperf(out, *args, **kw):
+    cmd = [sys.executable, _common.LAUNCHER, "--point-binary", BIN,
+           "--out", out] + [str(a) for a in args]
+    if not CHARTS:
+        cmd.append("--no-charts")
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kw)
+
+
+class TestEndToEnd(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="strperf-e2e-")
+        cls.out = os.path.join(cls.dir, "report")
+        p = strperf(cls.out, "--tests", "UDP_STREAM,PIPE_STREAM", "--impls",
+                    "sockets,pipe", "--start", "64", "--end", "1024",
+                    "--mult", "16", "--testtime", "0.2")
+        cls.stdout, cls.stderr = p.communicate(timeout=90)
+        cls.rc = p.returncode
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def path(self, *parts):
+        return os.path.join(self.out, *parts)
+
+    def test_run_succeeded(self):
+        self.assertEqual(self.rc, 0, self.stderr)
+        self.assertIn("[4/4] PIPE_STREAM", self.stderr)
+        self.assertIn("left", self.stderr)
+
+    def test_results_csv(self):
+        with open(self.path("results.csv"), newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), 4)
+        self.assertEqual({(r["test"], r["impl"], r["msg_size"])
+                          for r in rows},
+                         {("UDP_STREAM", "sockets", "64"),
+                          ("UDP_STREAM", "sockets", "1024"),
+                          ("PIPE_STREAM", "pipe", "64"),
+                          ("PIPE_STREAM", "pipe", "1024")})
+        for r in rows:
+            self.assertEqual(r["status"], "ok", r["note"])
+            self.assertGreater(float(r["rx_per_s"]), 0)
+            self.assertGreaterEqual(float(r["tx_per_s"]),
+                                    float(r["rx_per_s"]))
+
+    def test_results_json(self):
+        with open(self.path("results.json")) as f:
+            doc = json.load(f)
+        m = doc["meta"]
+        for k in ("kernel", "cpu", "cores"):
+            self.assertIn(k, m["machine"])
+        self.assertIn("--testtime 0.2", m["command"])
+        self.assertRegex(m["date"], r"^\d{4}-\d\d-\d\d")
+        self.assertEqual(len(doc["points"]), 4)
+        self.assertFalse(m["partial"])
+
+    def test_tables_and_summary(self):
+        for t in ("udp_stream", "pipe_stream"):
+            with open(self.path("tables", "raw_%s.md" % t)) as f:
+                rows = [ln for ln in f if ln.startswith("|")]
+            self.assertEqual(len(rows), 4)
+        with open(self.path("summary.md")) as f:
+            s = f.read()
+        self.assertIn("--point-binary", s)
+        self.assertIn("| PIPE_STREAM | pipe |", s)
+
+    def test_report(self):
+        with open(self.path("report.md")) as f:
+            md = f.read()
+        self.assertIn("## Verdict", md)
+        self.assertIn("No STREAMS implementation was measured", md)
+        with open(self.path("report.html")) as f:
+            h = f.read()
+        self.assertTrue(h.startswith("<!DOCTYPE html>"))
+        self.assertTrue(h.rstrip().endswith("</html>"))
+        self.assertNotIn('src="charts/', h)
+
+    @unittest.skipUnless(CHARTS, "matplotlib is not installed: charts not "
+                         "tested (python3 -m pip install matplotlib)")
+    def test_charts(self):
+        want = ["%s_%s" % (t, k) for t in ("udp_stream", "pipe_stream")
+                for k in ("perf", "delay", "thrput", "comp")]
+        want.append("udp_stream_paper")
+        for name in want:
+            with open(self.path("charts", name + ".png"), "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+            ET.parse(self.path("charts", name + ".svg"))
+        with open(self.path("report.html")) as f:
+            self.assertEqual(f.read().count("data:image/png;base64,"), 9)
+
+
+class TestStopping(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="strperf-stop-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_ctrl_c_keeps_partial_results(self):
+        out = os.path.join(self.dir, "r")
+        p = strperf(out, "--tests", "TCP_STREAM", "--impls", "sockets",
+                    "--start", "1", "--end", "1024", "--mult", "2",
+                    "--testtime", "0.4123")
+        # interrupt once two points are done, while the third runs
+        lines = []
+        while len([ln for ln in lines if ln.startswith("[")]) < 2:
+            ln = p.stderr.readline()
+            if not ln:
+                break
+            lines.append(ln)
+        time.sleep(0.2)
+        p.send_signal(signal.SIGINT)
+        so, se = p.communicate(timeout=30)
+        se = "".join(lines) + se
+        self.assertEqual(p.returncode, 130, se)
+        self.assertIn("interrupted after", se)
+        with open(os.path.join(out, "results.json")) as f:
+            doc = json.load(f)
+        self.assertTrue(doc["meta"]["partial"])
+        self.assertEqual(len(doc["points"]), 2)
+        self.assertEqual(doc["meta"]["planned_points"], 11)
+        self.assertTrue(os.path.exists(os.path.join(out, "report.html")))
+        self.assertEqual(_common.wait_gone([BIN, "0.4123"]), [])
+
+    def test_failing_point_stops_the_run(self):
+        # a strperf-point whose sender always dies
+        fake = os.path.join(self.dir, "failing-point")
+        with open(fake, "w") as f:
+            f.write("#!/bin/sh\nexec '%s' \"$@\" --fault die-tx\n" % BIN)
+        os.chmod(fake, stat.S_IRWXU)
+        out = os.path.join(self.dir, "r")
+        cmd = [sys.executable, _common.LAUNCHER, "--point-binary", fake,
+               "--out", out, "--tests", "PIPE_STREAM", "--start", "1",
+               "--end", "16", "--mult", "4", "--testtime", "0.2",
+               "--no-charts"]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("failed", p.stderr)
+        self.assertIn("--keep-going", p.stderr)
+        with open(os.path.join(out, "results.csv"), newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), 1)
+        self.assertEqual(rows[0]["status"], "error")
+        self.assertIn("died", rows[0]["note"])
+        p = subprocess.run(cmd + ["--keep-going"], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(p.returncode, 1)
+        with open(os.path.join(out, "results.csv"), newline="") as f:
+            self.assertEqual(len(list(csv.DictReader(f))), 6)
+
+    def test_without_matplotlib(self):
+        # a matplotlib that cannot be imported, found first on the path
+        fake = os.path.join(self.dir, "fake", "matplotlib")
+        os.makedirs(fake)
+        with open(os.path.join(fake, "__init__.py"), "w") as f:
+            f.write("raise ImportError('hidden for this test')\n")
+        env = dict(os.environ, PYTHONPATH=os.path.dirname(fake))
+        cmd = [sys.executable, _common.LAUNCHER, "--point-binary", BIN,
+               "--tests", "PIPE_STREAM", "--start", "8", "--end", "8",
+               "--testtime", "0.1", "--out", os.path.join(self.dir, "r")]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=30,
+                           env=env)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("matplotlib is needed", p.stderr)
+        self.assertIn("pip install matplotlib", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+        p = subprocess.run(cmd + ["--no-charts"], capture_output=True,
+                           text=True, timeout=30, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(os.path.exists(os.path.join(self.dir, "r",
+                                                    "report.html")))
+
+    def test_bad_arguments(self):
+        p = subprocess.run([sys.executable, _common.LAUNCHER, "--testtime",
+                            "-3"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--testtime", p.stderr)
+        p = subprocess.run([sys.executable, _common.LAUNCHER,
+                            "--point-binary", BIN, "--tests", "UDP_STREAM",
+                            "--impls", "pipe", "--out", self.dir],
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("serves none of UDP_STREAM", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

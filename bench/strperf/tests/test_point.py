@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""strperf-point: --list, argument checking, the JSON line of each test,
+and the watchdog (a child that dies or hangs, SIGINT): always a clean
+error and no process left behind."""
+import json
+import signal
+import subprocess
+import time
+import unittest
+
+import _common
+
+BIN = _common.point_binary()
+FIELDS = ("test", "impl", "msg_size", "testtime", "bufsize", "tx_msgs",
+          "rx_msgs", "tx_per_s", "rx_per_s", "tx_bytes", "rx_bytes",
+          "status", "note", "elapsed")
+
+
+def run(*args, timeout=60):
+    p = subprocess.run([BIN] + [str(a) for a in args], capture_output=True,
+                       text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def point(test, impl, size, t=0.2, *extra):
+    rc, out, err = run("--test", test, "--impl", impl, "--size", size,
+                       "--time", t, *extra)
+    lines = out.strip().splitlines()
+    if len(lines) != 1:
+        raise AssertionError("want one JSON line, got %r (stderr %r)" %
+                             (out, err))
+    return rc, json.loads(lines[0]), err
+
+
+class TestList(unittest.TestCase):
+    def test_list(self):
+        rc, out, err = run("--list")
+        self.assertEqual(rc, 0)
+        doc = json.loads(out)
+        tests = {t["name"]: t for t in doc["tests"]}
+        self.assertEqual(set(tests), {"UDP_STREAM", "TCP_STREAM", "UDP_RR",
+                                      "TCP_RR", "PIPE_STREAM"})
+        names = lambda t: [i["name"] for i in tests[t]["impls"]]  # noqa
+        self.assertEqual(names("UDP_STREAM"), ["sockets", "sockets-nice"])
+        self.assertEqual(names("PIPE_STREAM"), ["pipe", "socketpair"])
+        self.assertEqual(tests["UDP_STREAM"]["max_size"], 65507)
+        rc, out, err = run("--help")
+        self.assertEqual(rc, 0)
+        self.assertIn("--rx-waitall", out)
+
+
+class TestArguments(unittest.TestCase):
+    def test_rejected(self):
+        base = ["--test", "UDP_STREAM", "--impl", "sockets"]
+        cases = [
+            (base + ["--size", "0"], "--size"),
+            (base + ["--size", "65508"], "at most 65507"),
+            (base + ["--size", "-1"], "--size"),
+            (base + ["--size", "12abc"], "--size"),
+            (base, "--size is required"),
+            (base + ["--size", "1", "--time", "-1"], "--time"),
+            (base + ["--size", "1", "--time", "0"], "--time"),
+            (base + ["--size", "1", "--time", "nan"], "--time"),
+            (base + ["--size", "1", "--bufsize", "-5"], "--bufsize"),
+            (base + ["--size", "1", "--time"], "--time"),
+            (["--test", "UDP_FOO", "--impl", "sockets", "--size", "1"],
+             "unknown test"),
+            (["--test", "UDP_STREAM", "--impl", "pipe", "--size", "1"],
+             "does not serve"),
+            (["--test", "PIPE_STREAM", "--impl", "nope", "--size", "1"],
+             "does not serve"),
+            (["--impl", "sockets", "--size", "1"], "--test is required"),
+            (base + ["--size", "1", "--fault", "x"], "--fault"),
+            (base + ["--size", "1", "extra"], "unexpected argument"),
+            (["--bogus"], "unknown option"),
+        ]
+        for args, want in cases:
+            rc, out, err = run(*args)
+            self.assertEqual(rc, 2, args)
+            self.assertEqual(out, "", args)
+            self.assertIn("error", err, args)
+            self.assertIn(want, err, args)
+
+
+class TestPoints(unittest.TestCase):
+    def check(self, j, test, impl, size):
+        for f in FIELDS:
+            self.assertIn(f, j)
+        self.assertEqual((j["test"], j["impl"], j["msg_size"]),
+                         (test, impl, size))
+        self.assertEqual(j["status"], "ok", j["note"])
+        self.assertGreater(j["tx_msgs"], 0)
+        self.assertGreater(j["rx_msgs"], 0)
+        self.assertLessEqual(j["rx_msgs"], j["tx_msgs"])
+        self.assertGreater(j["elapsed"], 0.15)
+        self.assertLess(j["elapsed"], 1.5)
+        self.assertAlmostEqual(j["tx_per_s"], j["tx_msgs"] / j["elapsed"],
+                               delta=1 + j["tx_per_s"] * 1e-3)
+        self.assertAlmostEqual(j["rx_per_s"], j["rx_msgs"] / j["elapsed"],
+                               delta=1 + j["rx_per_s"] * 1e-3)
+
+    def test_udp_stream(self):
+        rc, j, err = point("UDP_STREAM", "sockets", 64)
+        self.assertEqual(rc, 0)
+        self.check(j, "UDP_STREAM", "sockets", 64)
+        self.assertEqual(j["rx_bytes"], 64 * j["rx_msgs"])
+        self.assertEqual(j["bufsize"], 131071)
+        self.assertGreaterEqual(j["rx_rcvbuf"], 131071)
+        rc, j, err = point("UDP_STREAM", "sockets", 65507)
+        self.check(j, "UDP_STREAM", "sockets", 65507)
+
+    def test_byte_streams_lose_nothing(self):
+        for test, impl, extra in (("TCP_STREAM", "sockets", ()),
+                                  ("TCP_STREAM", "sockets", ("--rx-waitall",)),
+                                  ("PIPE_STREAM", "pipe", ()),
+                                  ("PIPE_STREAM", "pipe", ("--rx-waitall",)),
+                                  ("PIPE_STREAM", "socketpair", ())):
+            rc, j, err = point(test, impl, 100, 0.2, *extra)
+            self.assertEqual(rc, 0, err)
+            self.check(j, test, impl, 100)
+            self.assertEqual(j["tx_bytes"], j["rx_bytes"], (test, impl))
+            self.assertEqual(j["rx_msgs"], j["rx_bytes"] // 100)
+            self.assertEqual(j["rx_waitall"], bool(extra))
+
+    def test_pipe_bufsize(self):
+        rc, j, err = point("PIPE_STREAM", "pipe", 10, 0.2, "--bufsize",
+                           "65536")
+        self.check(j, "PIPE_STREAM", "pipe", 10)
+        self.assertEqual(j["rx_rcvbuf"], 65536)
+
+    def test_request_response(self):
+        for test in ("UDP_RR", "TCP_RR"):
+            rc, j, err = point(test, "sockets", 200)
+            self.assertEqual(rc, 0, err)
+            self.check(j, test, "sockets", 200)
+            self.assertEqual(j["tx_msgs"], j["rx_msgs"])
+            self.assertIn(j["server_msgs"] - j["tx_msgs"], (0, 1))
+
+    def test_nice(self):
+        rc, j, err = point("TCP_STREAM", "sockets-nice", 64)
+        self.assertEqual(rc, 0)
+        if j["status"] == "skipped":
+            self.assertIn("setpriority", j["note"])
+        else:
+            self.check(j, "TCP_STREAM", "sockets-nice", 64)
+            self.assertEqual((j["nice_tx"], j["nice_rx"]), (-20, 19))
+
+
+class TestWatchdog(unittest.TestCase):
+    def no_strays(self, tag):
+        left = _common.wait_gone([BIN, tag])
+        self.assertEqual(left, [], "processes left behind: %s" % left)
+
+    def test_child_dies(self):
+        for fault in ("die-tx", "die-rx"):
+            tag = "0.2%d1" % len(fault)
+            t0 = time.monotonic()
+            rc, j, err = point("TCP_STREAM", "sockets", 64, tag, "--fault",
+                               fault)
+            self.assertEqual(rc, 1)
+            self.assertEqual(j["status"], "error")
+            self.assertIn("died without a result", j["note"])
+            self.assertIn("strperf-point: error:", err)
+            self.assertLess(time.monotonic() - t0, 5)
+            self.no_strays(tag)
+
+    def test_child_hangs(self):
+        for fault, test in (("hang-rx", "TCP_STREAM"),
+                            ("hang-tx", "UDP_STREAM")):
+            tag = "0.3%d7" % len(test)
+            t0 = time.monotonic()
+            rc, j, err = point(test, "sockets", 64, tag, "--fault", fault,
+                               "--grace", "1")
+            took = time.monotonic() - t0
+            self.assertEqual(rc, 1, j)
+            self.assertEqual(j["status"], "error")
+            self.assertTrue("deadline" in j["note"], j["note"])
+            self.assertLess(took, 4)
+            self.no_strays(tag)
+
+    def test_sigint(self):
+        tag = "7.0123"
+        p = subprocess.Popen([BIN, "--test", "UDP_STREAM", "--impl",
+                              "sockets", "--size", "64", "--time", tag],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        end = time.monotonic() + 10
+        while (len(_common.processes_with(BIN, tag)) < 3 and
+               time.monotonic() < end):
+            time.sleep(0.05)
+        self.assertEqual(len(_common.processes_with(BIN, tag)), 3)
+        time.sleep(0.3)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=10)
+        self.assertEqual(p.returncode, 128 + signal.SIGINT)
+        self.assertEqual(json.loads(out)["status"], "error")
+        self.assertIn("interrupted", err)
+        self.no_strays(tag)
+
+    def test_parent_killed(self):
+        tag = "7.0456"
+        p = subprocess.Popen([BIN, "--test", "TCP_STREAM", "--impl",
+                              "sockets", "--size", "64", "--time", tag],
+                             stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        time.sleep(0.5)
+        p.kill()
+        p.wait()
+        self.no_strays(tag)
+
+
+if __name__ == "__main__":
+    unittest.main()
