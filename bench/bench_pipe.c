@@ -1,0 +1,259 @@
+/*
+ * bench_pipe -- messages per second through a STREAMS pipe against a
+ * Linux pipe and a UNIX-domain socketpair, measured in the same run.
+ *
+ * A writer thread writes messages of one size as fast as it can for the
+ * test time, then stops; a reader thread reads them, asking for exactly
+ * one message's size per call (so a byte stream gives one message per
+ * read, as a message stream does).  The rate is messages received by the
+ * reader per second, counted until it has read everything written; a run
+ * where the reader did not get every byte is an error, not a figure.
+ *
+ *   impls: pipe (Linux), socketpair (AF_UNIX SOCK_STREAM),
+ *          streams (s_pipe, write/read), streams-msg (putmsg/getmsg),
+ *          with 0, 1, 4, 16 nullmod modules pushed on the writing end
+ *   sizes: 1 64 1024 16384 by default
+ *
+ * Output: a table, and CSV rows impl,modules,size,msgs_per_s,ratio_to_pipe
+ * with --csv FILE.  Median of --reps runs of --ms milliseconds each.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <stropts.h>
+
+enum impl { IMPL_PIPE, IMPL_SOCKPAIR, IMPL_STREAMS, IMPL_STREAMS_MSG };
+static const char *impl_name[] = { "pipe", "socketpair", "streams",
+				   "streams-msg" };
+
+struct run {
+	enum impl impl;
+	int wfd, rfd;
+	size_t size;
+	double seconds;
+	_Atomic int stop;
+	long sent;		/* messages written */
+	long got;		/* messages read */
+	long err;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void *writer(void *arg)
+{
+	struct run *r = arg;
+	char *buf = calloc(1, r->size);
+	struct strbuf d = { 0, (int)r->size, buf };
+	long n = 0;
+
+	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
+		for (int k = 0; k < 64; k++) {
+			int ok;
+			if (r->impl == IMPL_STREAMS_MSG)
+				ok = putmsg(r->wfd, NULL, &d, 0) == 0;
+			else
+				ok = write(r->wfd, buf, r->size) == (ssize_t)r->size;
+			if (!ok) {
+				r->err++;
+				goto out;
+			}
+			n++;
+		}
+	}
+out:
+	r->sent = n;
+	free(buf);
+	/* end of data: the reader sees end of file once it has drained */
+	close(r->wfd);
+	return NULL;
+}
+
+static void *reader(void *arg)
+{
+	struct run *r = arg;
+	char *buf = malloc(r->size);
+	long bytes = 0;
+	int flags = 0;
+	struct strbuf d = { (int)r->size, 0, buf };
+
+	for (;;) {
+		ssize_t k;
+		if (r->impl == IMPL_STREAMS_MSG) {
+			d.maxlen = (int)r->size;
+			flags = 0;
+			k = getmsg(r->rfd, NULL, &d, &flags) < 0 ? -1 : d.len;
+		} else {
+			k = read(r->rfd, buf, r->size);
+		}
+		if (k == 0 || (k < 0 && r->impl == IMPL_STREAMS_MSG &&
+			       d.len <= 0))
+			break;		/* end of file: writer closed */
+		if (k < 0) {
+			r->err++;
+			break;
+		}
+		bytes += k;
+	}
+	r->got = bytes / (long)r->size;
+	free(buf);
+	return NULL;
+}
+
+static int open_pair(enum impl impl, int nmods, int fds[2])
+{
+	switch (impl) {
+	case IMPL_PIPE:
+		if (pipe(fds) != 0)
+			return -1;
+		/* the same buffer a STREAMS pipe end has (64 KiB) */
+		fcntl(fds[1], F_SETPIPE_SZ, 65536);
+		return 0;
+	case IMPL_SOCKPAIR:
+		return socketpair(AF_UNIX, SOCK_STREAM, 0, fds);
+	default:
+		if (s_pipe(fds) != 0)
+			return -1;
+		for (int i = 0; i < nmods; i++)
+			if (ioctl(fds[0], I_PUSH, "nullmod") != 0)
+				return -1;
+		return 0;
+	}
+}
+
+/* One run: messages per second, or -1. */
+static double one_run(enum impl impl, int nmods, size_t size, double secs)
+{
+	struct run r = { .impl = impl, .size = size, .seconds = secs };
+	pthread_t tw, tr;
+	int fds[2];
+	double t0, t1;
+
+	if (open_pair(impl, nmods, fds) != 0) {
+		perror("bench_pipe: open");
+		return -1;
+	}
+	r.wfd = fds[0];
+	r.rfd = fds[1];
+	if (impl == IMPL_PIPE) {
+		r.wfd = fds[1];
+		r.rfd = fds[0];
+	}
+	t0 = now_s();
+	pthread_create(&tr, NULL, reader, &r);
+	pthread_create(&tw, NULL, writer, &r);
+	struct timespec ts = { (time_t)secs, (long)((secs - (time_t)secs) * 1e9) };
+	nanosleep(&ts, NULL);
+	atomic_store(&r.stop, 1);
+	pthread_join(tw, NULL);
+	pthread_join(tr, NULL);
+	t1 = now_s();
+	close(r.rfd);
+	if (r.err || r.got != r.sent) {
+		fprintf(stderr, "bench_pipe: %s size %zu: sent %ld got %ld err %ld\n",
+			impl_name[impl], size, r.sent, r.got, r.err);
+		return -1;
+	}
+	return r.got / (t1 - t0);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	size_t sizes[16] = { 1, 64, 1024, 16384 };
+	int nsizes = 4, reps = 3, ms = 300;
+	static const int mods[] = { 0, 1, 4, 16 };
+	FILE *csv = NULL;
+	bool short_run = false;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--csv") && i + 1 < argc)
+			csv = fopen(argv[++i], "w");
+		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+			reps = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--ms") && i + 1 < argc)
+			ms = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--quick"))
+			short_run = true;
+		else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
+			nsizes = 0;
+			for (char *p = strtok(argv[++i], ","); p && nsizes < 16;
+			     p = strtok(NULL, ","))
+				sizes[nsizes++] = strtoul(p, NULL, 10);
+		} else {
+			fprintf(stderr, "usage: %s [--csv FILE] [--reps N] [--ms MS] "
+				"[--sizes a,b,c] [--quick]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (reps < 1 || reps > 31 || ms < 10 || nsizes < 1) {
+		fprintf(stderr, "bench_pipe: bad arguments\n");
+		return 2;
+	}
+	for (int i = 0; i < nsizes; i++)
+		if (sizes[i] < 1 || sizes[i] > 65536) {
+			fprintf(stderr, "bench_pipe: sizes 1..65536\n");
+			return 2;
+		}
+	signal(SIGPIPE, SIG_IGN);
+	if (csv)
+		fprintf(csv, "impl,modules,size,msgs_per_s,ratio_to_pipe\n");
+	printf("messages/s, writer and reader threads, median of %d x %d ms\n",
+	       reps, ms);
+	printf("%-12s %4s %8s %14s %8s\n", "impl", "mods", "size", "msgs/s",
+	       "x pipe");
+	for (int s = 0; s < nsizes; s++) {
+		double base = 0;
+		for (int im = IMPL_PIPE; im <= IMPL_STREAMS_MSG; im++) {
+			for (int m = 0; m < 4; m++) {
+				double v[31];
+				if (im < IMPL_STREAMS && m > 0)
+					break;
+				if (short_run && m != 0 && m != 1)
+					continue;
+				for (int k = 0; k < reps; k++) {
+					v[k] = one_run(im, mods[m], sizes[s],
+						       ms / 1000.0);
+					if (v[k] < 0)
+						return 1;
+				}
+				qsort(v, reps, sizeof(v[0]), cmp_d);
+				double med = v[reps / 2];
+				if (im == IMPL_PIPE)
+					base = med;
+				printf("%-12s %4d %8zu %14.0f %8.2f\n",
+				       impl_name[im], mods[m], sizes[s], med,
+				       med / base);
+				if (csv)
+					fprintf(csv, "%s,%d,%zu,%.0f,%.3f\n",
+						impl_name[im], mods[m], sizes[s],
+						med, med / base);
+				fflush(stdout);
+			}
+		}
+	}
+	if (csv)
+		fclose(csv);
+	return 0;
+}
