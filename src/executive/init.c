@@ -18,9 +18,15 @@
 
 #include "strsubr.h"
 
-int str_initialised;
+int str_initialised;		/* everything ready, drivers registered */
+int str_core_ready;		/* the executive itself ready */
 int str_shutting_down;
 static pthread_once_t str_once = PTHREAD_ONCE_INIT;
+static pthread_once_t str_builtin_once = PTHREAD_ONCE_INIT;
+
+/* The drivers and modules that come with the library (drivers/builtin.c):
+ * registered explicitly, since a static link would drop a constructor. */
+extern void strdrv_builtin_register(void);
 
 extern void str_rcu_init(void);
 extern void strthread_atfork_child(void);
@@ -63,12 +69,26 @@ static void init_once(void)
 	(void)str_lbolt();
 	pthread_atfork(NULL, NULL, atfork_child);
 	atexit(at_exit);
+	__atomic_store_n(&str_core_ready, 1, __ATOMIC_RELEASE);
+}
+
+static void builtin_once(void)
+{
+	strdrv_builtin_register();
 	__atomic_store_n(&str_initialised, 1, __ATOMIC_RELEASE);
+}
+
+/* The executive alone (registration uses this, so that registering the
+ * built-in drivers does not recurse into str_init). */
+void str_init_core(void)
+{
+	pthread_once(&str_once, init_once);
 }
 
 void str_init(void)
 {
 	pthread_once(&str_once, init_once);
+	pthread_once(&str_builtin_once, builtin_once);
 }
 
 extern pthread_mutex_t strthread_lock;

@@ -86,8 +86,8 @@ int register_strmod(struct fmodsw *fmod)
 	if (fmod == NULL || !name_ok(fmod->f_name, FMNAMESZ) ||
 	    !streamtab_ok(fmod->f_str, false))
 		return -EINVAL;
-	if (!str_initialised)
-		str_init();
+	if (!str_core_ready)
+		str_init_core();
 	pthread_mutex_lock(&strreg_lock);
 	for (struct fmodsw *f = fmod_list; f != NULL; f = f->f_next) {
 		if (f == fmod || strcmp(f->f_name, fmod->f_name) == 0) {
@@ -141,6 +141,8 @@ struct fmodsw *fmod_find(const char *name)
 
 	if (name == NULL)
 		return NULL;
+	if (!str_initialised)
+		str_init();
 	pthread_mutex_lock(&strreg_lock);
 	f = fmod_find_locked(name);
 	pthread_mutex_unlock(&strreg_lock);
@@ -187,8 +189,8 @@ int register_strdev(struct cdevsw *cdev, major_t major)
 		return -EINVAL;
 	if (major >= MAX_MAJOR)
 		return -ENXIO;
-	if (!str_initialised)
-		str_init();
+	if (!str_core_ready)
+		str_init_core();
 	pthread_mutex_lock(&strreg_lock);
 	for (struct cdevsw *d = cdev_list; d != NULL; d = d->d_next) {
 		if (d == cdev || strcmp(d->d_name, cdev->d_name) == 0) {
@@ -275,6 +277,8 @@ struct cdevsw *cdev_find(const char *name)
 
 	if (name == NULL)
 		return NULL;
+	if (!str_initialised)
+		str_init();
 	pthread_mutex_lock(&strreg_lock);
 	d = cdev_find_locked(name);
 	pthread_mutex_unlock(&strreg_lock);
@@ -287,6 +291,8 @@ struct cdevsw *cdev_get(major_t major)
 
 	if (major >= MAX_MAJOR)
 		return NULL;
+	if (!str_initialised)
+		str_init();
 	pthread_mutex_lock(&strreg_lock);
 	d = cdev_major[major];
 	pthread_mutex_unlock(&strreg_lock);

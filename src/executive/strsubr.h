@@ -389,6 +389,13 @@ void str_backenable(queue_t *q, unsigned char band);
 void strsched_enable(queue_t *q);	/* q has QENAB set by caller */
 void strsched_unschedule(queue_t *q);	/* remove from global list */
 int strsched_run_local(struct strthread *t);
+/* Run what this thread enabled, now, staying inside its entry (before a
+ * caller spins or sleeps waiting for what those services would do). */
+static inline void str_run_local(struct strthread *t)
+{
+	if (t->t_runq_head != NULL)
+		strsched_run_local(t);
+}
 void strsched_start(void);
 void strsched_wake(void);
 void strsched_shutdown(void);
@@ -425,7 +432,9 @@ struct strsyncq *str_perim_for(unsigned int flags, struct strsyncq **modsq,
 
 /* Executive initialisation (init.c). */
 void str_init(void);
+void str_init_core(void);
 extern int str_initialised;
+extern int str_core_ready;
 extern int str_shutting_down;
 
 /* Debug checks: assertion that reports and aborts in debug builds, counts

@@ -56,8 +56,8 @@ struct strthread *str_thread_init(void)
 {
 	struct strthread *t;
 
-	if (!str_initialised)
-		str_init();
+	if (!str_core_ready)
+		str_init_core();
 	pthread_once(&strthread_once, strthread_key_init);
 	pthread_mutex_lock(&strthread_lock);
 	for (t = strthread_list; t != NULL; t = t->t_next)
