@@ -294,9 +294,12 @@ struct stdata *str_stream_alloc_size(struct qinit *rinit, struct qinit *winit,
 		str_init();
 	if (size < sizeof(*sd))
 		return NULL;
-	sd = calloc(1, size);
+	/* cache-line aligned: the head lays its fields out by line */
+	size = (size + 63) & ~(size_t)63;
+	sd = aligned_alloc(64, size);
 	if (sd == NULL)
 		return NULL;
+	memset(sd, 0, size);
 	rq = str_allocq(rinit, winit, D_MP, NULL, QP_HEAD);
 	if (rq == NULL) {
 		free(sd);

@@ -35,8 +35,8 @@
 
 #include "sthead.h"
 
-#define STRHIGH		5120	/* head read queue high water (SVR4) */
-#define STRLOW		1024	/* head read queue low water */
+#define STRHIGH		65536	/* head read queue high water (a Linux pipe holds 64 KiB) */
+#define STRLOW		16384	/* head read queue low water */
 #define STRMSGSZ	65536	/* largest data part of a message */
 #define STRCTLSZ	1024	/* largest control part */
 #define STRCLTIME	15000	/* ms a close waits for the write side */
@@ -197,7 +197,6 @@ static void sth_free_head(struct stdata *sd)
 		free(sh->sh_pair);
 	}
 	pthread_mutex_destroy(&sh->sh_lock);
-	pthread_mutex_destroy(&sh->sh_rlock);
 	pthread_mutex_destroy(&sh->sh_ioclock);
 	pthread_mutex_destroy(&sh->sh_mlock);
 }
@@ -225,7 +224,6 @@ struct sthead *sth_alloc(void)
 	}
 	sh = SH(sd);
 	pthread_mutex_init(&sh->sh_lock, NULL);
-	pthread_mutex_init(&sh->sh_rlock, NULL);
 	pthread_mutex_init(&sh->sh_ioclock, NULL);
 	pthread_mutex_init(&sh->sh_mlock, NULL);
 	sh->sh_rdopt = RNORM | RPROTNORM;

@@ -356,10 +356,21 @@ static bool nonblocking(struct rctx *c)
  * 0 to look again, or an errno (EINTR).  Called with sh_rlock held, which
  * stays held: readers queue behind the sleeping one, as in SVR4.
  */
+static bool readable(void *arg)
+{
+	struct sthead *sh = arg;
+
+	return __atomic_load_n(&sh->sh_sd.sd_rq->q_first, __ATOMIC_ACQUIRE) ||
+	       (sh_flags(sh) & (STRHUP | STRDERR | STRCLOSED | STPLEX));
+}
+
 static int read_wait(struct rctx *c)
 {
 	struct sthead *sh = c->sh;
 	int seen, err;
+
+	if (sth_spin(c->t, readable, sh))
+		return 0;
 
 	if (!c->held) {
 		__atomic_add_fetch(&c->f->f_refs, 1, __ATOMIC_ACQ_REL);
@@ -369,8 +380,7 @@ static int read_wait(struct rctx *c)
 		putnextctl(sh->sh_sd.sd_wq, M_READ);
 	__atomic_add_fetch(&sh->sh_rwaiters, 1, __ATOMIC_ACQ_REL);
 	seen = __atomic_load_n(&sh->sh_rseq, __ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&sh->sh_sd.sd_rq->q_first, __ATOMIC_ACQUIRE) ||
-	    (sh_flags(sh) & (STRHUP | STRDERR | STRCLOSED | STPLEX)))
+	if (readable(sh))
 		err = 0;
 	else
 		err = sth_sleep(&c->t, &sh->sh_rseq, seen, -1);
@@ -465,7 +475,7 @@ ssize_t sth_read(int fd, const struct iovec *iov, int iovcnt, bool *handled)
 		err = EINVAL;
 		goto out_noread;
 	}
-	pthread_mutex_lock(&sh->sh_rlock);
+	strlock(&sh->sh_rlock);
 	rdopt = __atomic_load_n(&sh->sh_rdopt, __ATOMIC_RELAXED);
 	for (;;) {
 		mblk_t *mp;
@@ -561,7 +571,7 @@ ssize_t sth_read(int fd, const struct iovec *iov, int iovcnt, bool *handled)
 		}
 		break;
 	}
-	pthread_mutex_unlock(&sh->sh_rlock);
+	strunlock(&sh->sh_rlock);
 out_noread:
 	sth_changed(sh);
 	str_exit(c.t);
@@ -669,7 +679,7 @@ int sth_getpmsg(int fd, struct strbuf *ctl, struct strbuf *dat,
 		err = EINVAL;
 		goto out_noread;
 	}
-	pthread_mutex_lock(&sh->sh_rlock);
+	strlock(&sh->sh_rlock);
 	for (;;) {
 		mblk_t *mp, *cpart, *dpart, **pp;
 		int clen, dlen, ctype;
@@ -803,7 +813,7 @@ int sth_getpmsg(int fd, struct strbuf *ctl, struct strbuf *dat,
 		}
 		break;
 	}
-	pthread_mutex_unlock(&sh->sh_rlock);
+	strunlock(&sh->sh_rlock);
 out_noread:
 	sth_changed(sh);
 	str_exit(c.t);

@@ -14,9 +14,68 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "sthead.h"
+
+/* How long a reader or writer spins before sleeping: a message or a
+ * back-enable often comes within microseconds, and a sleep costs the
+ * waker a system call.  STREAMS_SPIN_US (default 20; 0 never spins). */
+static long spin_ns = -1;
+
+static long spin_budget(void)
+{
+	if (spin_ns < 0) {
+		const char *e = getenv("STREAMS_SPIN_US");
+		long us = 20;
+		if (e != NULL && *e != '\0') {
+			us = strtol(e, NULL, 10);
+			if (us < 0 || us > 100000)
+				us = 20;
+		}
+		spin_ns = us * 1000;
+	}
+	return spin_ns;
+}
+
+static inline long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+static inline void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
+bool sth_spin(struct strthread *t, bool (*ready)(void *), void *arg)
+{
+	long budget = spin_budget(), until = 0;
+
+	if (budget == 0)
+		return ready(arg);
+	str_run_local(t);	/* what we enabled may be what we wait for */
+	for (unsigned i = 0;; i++) {
+		if (ready(arg))
+			return true;
+		relax();
+		if ((i & 31) == 31) {
+			long n = now_ns();
+			if (until == 0)
+				until = n + budget;
+			else if (n >= until)
+				return false;
+		}
+	}
+}
 
 long sth_now_ms(void)
 {
@@ -50,10 +109,13 @@ int sth_sleep(struct strthread **tp, int *word, int seen, long deadline_ms)
 
 void sth_wake(int *word, int *waiters)
 {
-	/* the waker's queue update is ordered before this load by the
-	 * queue lock's release (an exchange); a waiter bumps *waiters
-	 * before re-checking, so one of the two sees the other */
+	/* the waker's queue update must be ordered before this load, and a
+	 * waiter bumps *waiters before re-checking, so one of the two sees
+	 * the other.  On x86 the queue lock's release is an exchange, a full
+	 * barrier already; elsewhere fence. */
+#if !defined(__x86_64__) && !defined(__i386__)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
 	if (__atomic_load_n(waiters, __ATOMIC_RELAXED) == 0)
 		return;
 	__atomic_add_fetch(word, 1, __ATOMIC_ACQ_REL);

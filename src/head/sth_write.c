@@ -105,6 +105,18 @@ static bool wnonblocking(struct wctx *c)
 		(O_NONBLOCK | O_NDELAY)) != 0;
 }
 
+struct wspin {
+	int *word;
+	int seen;
+};
+
+static bool word_moved(void *arg)
+{
+	struct wspin *w = arg;
+
+	return __atomic_load_n(w->word, __ATOMIC_ACQUIRE) != w->seen;
+}
+
 /* Wait until band may be written (or the stream's state changes).
  * 0 when writable, or an errno. */
 static int wait_flow(struct wctx *c, unsigned char band)
@@ -126,7 +138,9 @@ static int wait_flow(struct wctx *c, unsigned char band)
 		}
 		__atomic_add_fetch(&sh->sh_wwaiters, 1, __ATOMIC_ACQ_REL);
 		int seen = __atomic_load_n(&sh->sh_wseq, __ATOMIC_ACQUIRE);
-		if (!bcanputnext(wq, band) && write_state(sh) == 0)
+		struct wspin ws = { &sh->sh_wseq, seen };
+		if (!bcanputnext(wq, band) && write_state(sh) == 0 &&
+		    !sth_spin(c->t, word_moved, &ws))
 			err = sth_sleep(&c->t, &sh->sh_wseq, seen, -1);
 		__atomic_sub_fetch(&sh->sh_wwaiters, 1, __ATOMIC_ACQ_REL);
 		if (err != 0)

@@ -97,56 +97,62 @@ struct sth_sig {
 	int s_events;			/* S_* */
 };
 
+/*
+ * Fields are grouped by who writes them, one cache line group each, so a
+ * pipe's writer and reader do not bounce each other's lines: read-mostly
+ * state, the reader's lock, the reader's wake-up word, the writer's, and
+ * the cold rest.
+ */
+#define STH_LINE __attribute__((aligned(64)))
+
 struct sthead {
 	struct stdata sh_sd;		/* the executive's stream: FIRST */
-	pthread_mutex_t sh_lock;	/* head state */
-	pthread_mutex_t sh_rlock;	/* readers, one at a time */
-	pthread_mutex_t sh_ioclock;	/* ioctls, one at a time */
-	int sh_flag;			/* STR*; sh_lock, atomic reads */
-	int sh_rerror;			/* read error (0 none); sh_lock */
-	int sh_werror;			/* write error; sh_lock */
+
+	/* read-mostly: checked on every call, changed rarely */
+	int sh_flag STH_LINE;		/* STR*; changed atomically */
 	int sh_rdopt;			/* read mode + RPROT*; sh_lock */
 	int sh_wropt;			/* SNDZERO, SNDPIPE; sh_lock */
 	int sh_erropt;			/* RERR*|WERR*; sh_lock */
 	size_t sh_wroff;		/* write offset (SO_WROFF); sh_lock */
 	size_t sh_strmsgsz;		/* largest data part (0: none) */
 	size_t sh_strctlsz;		/* largest control part */
-	unsigned int sh_closetime;	/* ms to drain at close; sh_lock */
-	int sh_opens;			/* open files; sh_plumb */
-	int sh_refs;			/* references; atomic (stream freed at 0) */
-	struct sthead *sh_peer;		/* pipe: other end; sh_plumb */
-	dev_t sh_dev;
-
-	/* sleeping (futex words, bumped on every wake-up) */
-	int sh_rseq;			/* readers: data, error, hangup */
-	int sh_rwaiters;		/* atomic */
-	int sh_wseq;			/* writers: flow control relieved */
-	int sh_wwaiters;		/* atomic */
-	int sh_iseq;			/* ioctl replies */
-	int sh_iwaiters;		/* atomic */
-
-	/* the ioctl in progress (sh_ioclock held by its caller) */
-	unsigned int sh_iocid;		/* id awaited (0: none); sh_lock */
-	mblk_t *sh_iocmsg;		/* reply received; sh_lock */
-
-	/* poll/epoll mirror (sth_poll.c) */
+	int sh_marmed;			/* pollers now, + 1 << 16 if epoll; atomic */
+	int sh_sigevents;		/* union of I_SETSIG events; atomic */
+	struct sthead *sh_peer;		/* pipe: other end; plumbing lock */
+	struct sth_pair *sh_pair;	/* pipe: shared plumbing lock */
 	int sh_mfd_app;			/* private dup of the application end */
 	int sh_mfd_lib;			/* the library's end */
-	int sh_marmed;			/* pollers now, + 1 << 16 if epoll; atomic */
+
+	/* the reader's */
+	strlock_t sh_rlock STH_LINE;	/* readers, one at a time */
+
+	/* sleeping readers: data, error, hangup (futex word bumped on each
+	 * wake-up; waiters counted so wakers make no system call when
+	 * nobody sleeps) */
+	int sh_rseq STH_LINE;
+	int sh_rwaiters;		/* atomic */
+
+	/* sleeping writers: flow control relieved */
+	int sh_wseq STH_LINE;
+	int sh_wwaiters;		/* atomic */
+
+	/* cold */
+	pthread_mutex_t sh_lock STH_LINE;	/* head state */
+	pthread_mutex_t sh_ioclock;	/* ioctls, one at a time */
+	int sh_rerror;			/* read error (0 none); sh_lock */
+	int sh_werror;			/* write error; sh_lock */
+	unsigned int sh_closetime;	/* ms to drain at close; sh_lock */
+	int sh_opens;			/* open files; plumbing lock */
+	dev_t sh_dev;
+	int sh_iseq;			/* ioctl replies (futex word) */
+	int sh_iwaiters;		/* atomic */
+	unsigned int sh_iocid;		/* ioctl id awaited (0: none); sh_lock */
+	mblk_t *sh_iocmsg;		/* reply received; sh_lock */
 	pthread_mutex_t sh_mlock;	/* the mirror's state below */
 	int sh_mhave;			/* MIR_* the kernel shows now; sh_mlock */
 	int sh_mdirty;			/* state changed since last sync; atomic */
-
-	/* SIGPOLL */
-	struct sth_sig *sh_sigs;	/* sh_lock */
-	int sh_sigevents;		/* union of s_events; atomic reads */
-
-	/* STREAMS pipes: plumbing of one end rewires the other, so both
-	 * ends' plumbing takes this lock first (NULL for other streams) */
-	struct sth_pair *sh_pair;
-
-	/* multiplexing */
-	struct sth_link *sh_links;	/* links below this stream; sh_plumb */
+	struct sth_sig *sh_sigs;	/* I_SETSIG registrations; sh_lock */
+	struct sth_link *sh_links;	/* links below this stream; link lock */
 	struct sth_link *sh_linkedby;	/* this stream's own link, if linked */
 };
 
@@ -250,6 +256,9 @@ int sth_unlink_all(struct sthead *sh, bool persistent_too);
 int sth_sleep(struct strthread **tp, int *word, int seen, long deadline_ms);
 long sth_now_ms(void);
 void sth_wake(int *word, int *waiters);
+/* Spin a little (STREAMS_SPIN_US) until ready(arg); true if it became
+ * ready.  Runs this thread's enabled service procedures first. */
+bool sth_spin(struct strthread *t, bool (*ready)(void *), void *arg);
 
 /* ---- sth_poll.c ---- */
 int sth_poll_events(struct sthead *sh, int events);	/* exact revents */
