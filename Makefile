@@ -4,6 +4,9 @@
 # Both install missing build tools first (tools/deps.sh).
 PREFIX ?= /usr/local
 MESON_OPTS ?=
+# a failing command in a pipeline (| tee) must fail the target
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 
 .PHONY: all build check test test-asan test-tsan bench install clean deps
 
@@ -50,9 +53,13 @@ test: build/build.ninja build-asan/build.ninja build-tsan/build.ninja
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 		tools/runtests.sh build build-asan build-tsan
 
+# the main job: the benchmark report in ./report (about 6 minutes)
 bench: build
 	@tools/deps.sh bench
-	./build/bench/bench_exec
+	mkdir -p report
+	./build/bench/bench_exec --csv report/exec.csv | tee report/exec.txt
+	./build/bench/bench_pipe --csv report/pipe.csv | tee report/pipe.txt
+	bench/strperf/strperf --out report
 
 install:
 	@tools/deps.sh build
