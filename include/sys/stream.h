@@ -243,36 +243,45 @@ typedef struct qband {
 struct stdata;
 struct strsyncq;
 
+/*
+ * The field order is the executive's (source compatibility needs only the
+ * names): read-mostly fields first, then the fields every putq/getq
+ * writes on a line of their own, so a queue shared by a producer and a
+ * consumer thread does not bounce the lines the producer only reads.
+ */
 typedef struct queue {
+	/* read-mostly */
 	struct qinit *q_qinfo;		/* procedures and limits */
-	struct msgb *q_first;		/* first message queued; q lock */
-	struct msgb *q_last;		/* last message queued; q lock */
 	struct queue *q_next;		/* next queue in the flow; changed only
 					   by plumbing (push/pop/link) */
-	struct queue *q_link;		/* private: scheduler list; runlist lock */
 	void *q_ptr;			/* module private data */
-	unsigned long q_count;		/* bytes queued in band 0; q lock */
-	unsigned long q_flag;		/* Q* flags; q lock */
 	long q_minpsz;			/* minimum packet size accepted */
 	long q_maxpsz;			/* maximum packet size accepted */
 	unsigned long q_hiwat;		/* high water mark */
 	unsigned long q_lowat;		/* low water mark */
-	struct qband *q_bandp;		/* bands 1..q_nband; q lock */
+	struct stdata *q_stream;	/* private: stream of this queue */
+
+	/* written by every putq and getq: q lock */
+	struct msgb *q_first __attribute__((aligned(64)));
+					/* first message queued */
+	struct msgb *q_last;		/* last message queued */
+	unsigned long q_count;		/* bytes queued in band 0 */
+	unsigned long q_mblkcnt;	/* blocks queued in band 0 */
+	unsigned long q_flag;		/* Q* flags */
+	struct qband *q_bandp;		/* bands 1..q_nband */
 	unsigned char q_nband;		/* number of qband structures */
 	unsigned char q_pad1[3];
-	unsigned long q_mblkcnt;	/* blocks queued in band 0; q lock */
+	int q_lock;			/* private: queue lock word (strlock) */
 
 	/* ---- private to the executive ---- */
-	struct stdata *q_stream;	/* stream this queue belongs to */
+	struct queue *q_link;		/* scheduler list; run list or owner */
 	struct strsyncq *q_syncq;	/* perimeter, NULL for D_MP */
 	struct module_stat *q_mstat;	/* statistics, may be NULL */
-	int q_lock;			/* queue lock word (strlock) */
 	unsigned int q_sflag;		/* private state; q lock */
+	int q_onrunq;			/* on the global run list; run list lock */
 	void *q_mod;			/* owning fmodsw/cdevsw entry */
 	struct queue *q_nfsrv;		/* unused, kept for compatibility */
-	int q_onrunq;			/* private: on the global run list;
-					   run list lock */
-} queue_t;
+} __attribute__((aligned(64))) queue_t;
 
 /* q_flag */
 #define QENAB		0x0001	/* queue is enabled (on the run list) */

@@ -67,6 +67,15 @@ static inline void qbf_clr(qband_t *qb, unsigned long f)
 
 /* ---- message accounting ---- */
 
+/* q_count and q_mblkcnt change under the queue lock; stored atomically
+ * because the stream head's waiting reader watches them unlocked. */
+static inline void set_counts(queue_t *q, unsigned long count,
+			      unsigned long blocks)
+{
+	__atomic_store_n(&q->q_count, count, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->q_mblkcnt, blocks, __ATOMIC_RELAXED);
+}
+
 static inline void msg_count(const mblk_t *mp, unsigned long *bytes,
 			     unsigned long *blocks)
 {
@@ -238,8 +247,7 @@ static void account_add(queue_t *q, mblk_t *mp)
 
 	msg_count(mp, &bytes, &blocks);
 	if (mp->b_band == 0 || is_hipri(mp)) {
-		q->q_count += bytes;
-		q->q_mblkcnt += blocks;
+		set_counts(q, q->q_count + bytes, q->q_mblkcnt + blocks);
 		if (over_hi(q->q_count, q->q_mblkcnt, q->q_hiwat))
 			qf_set(q, QFULL);
 	} else {
@@ -263,8 +271,7 @@ static int account_sub(queue_t *q, mblk_t *mp, mblk_t *prev, mblk_t *next)
 
 	msg_count(mp, &bytes, &blocks);
 	if (mp->b_band == 0 || is_hipri(mp)) {
-		q->q_count -= bytes;
-		q->q_mblkcnt -= blocks;
+		set_counts(q, q->q_count - bytes, q->q_mblkcnt - blocks);
 		if (under_lo(q->q_count, q->q_mblkcnt, q->q_lowat)) {
 			if (q->q_flag & QFULL)
 				qf_clr(q, QFULL);
@@ -457,6 +464,87 @@ mblk_t *str_getq_if(queue_t *q, bool (*match)(const mblk_t *, void *),
 	qunlock(q);
 	backenable_result(q, be);
 	return mp;
+}
+
+/*
+ * For the stream head's read cache: take, in one hold of the lock, the run
+ * of ordinary band-0 messages at the front of q whose types ok_type
+ * accepts (NULL: any), up to maxmsgs messages and maxbytes bytes (at least
+ * one).  They leave the list but stay counted in q_count/q_mblkcnt: for
+ * flow control they are still unread until the reader gives the bytes
+ * back with str_qcredit().  Returns the first (linked through b_next) and
+ * the count in *nmsgs; NULL when the front is not such a message (then
+ * QWANTR is set if the queue is empty, as getq does).
+ */
+mblk_t *str_getq_run(queue_t *q, bool (*ok_type)(unsigned char),
+		     int maxmsgs, size_t maxbytes, int *nmsgs)
+{
+	mblk_t *first = NULL, *last = NULL, *mp;
+	unsigned long bytes, blocks, tb = 0;
+	int n = 0;
+
+	qlock(q);
+	while ((mp = q->q_first) != NULL && n < maxmsgs &&
+	       !is_hipri(mp) && mp->b_band == 0 &&
+	       (ok_type == NULL || ok_type(mp->b_datap->db_type))) {
+		msg_count(mp, &bytes, &blocks);
+		if (n > 0 && tb + bytes > maxbytes)
+			break;
+		list_remove(q, mp);
+		tb += bytes;
+		if (last != NULL)
+			last->b_next = mp;
+		else
+			first = mp;
+		last = mp;
+		n++;
+	}
+	if (n == 0) {
+		if (q->q_first == NULL)
+			qf_set(q, QWANTR);
+	} else if (q->q_flag & QWANTR) {
+		qf_clr(q, QWANTR);
+	}
+	qunlock(q);
+	*nmsgs = n;
+	return first;
+}
+
+/* The reader consumed bytes/blocks taken with str_getq_run: account them
+ * as getq would have, back-enabling once if due. */
+void str_qcredit(queue_t *q, unsigned long bytes, unsigned long blocks)
+{
+	int be = 0;
+
+	if (bytes == 0 && blocks == 0)
+		return;
+	qlock(q);
+	set_counts(q, q->q_count - bytes, q->q_mblkcnt - blocks);
+	if (under_lo(q->q_count, q->q_mblkcnt, q->q_lowat)) {
+		if (q->q_flag & QFULL)
+			qf_clr(q, QFULL);
+		if (q->q_flag & QWANTW) {
+			qf_clr(q, QWANTW);
+			be = 1;
+		}
+	}
+	qunlock(q);
+	backenable_result(q, be);
+}
+
+/* Put a run taken with str_getq_run (b_next linked, still counted) back
+ * at the head of band 0, in order, without counting it again. */
+void str_putbq_run(queue_t *q, mblk_t *run)
+{
+	mblk_t *emp, *next;
+
+	qlock(q);
+	emp = first_below(q, 1);	/* first band-0 message, or NULL */
+	for (; run != NULL; run = next) {
+		next = run->b_next;
+		list_insert_before(q, emp, run);
+	}
+	qunlock(q);
 }
 
 int putq(queue_t *q, mblk_t *mp)
@@ -913,19 +1001,20 @@ int strqset(queue_t *q, qfields_t what, unsigned char pri, long val)
 
 /* ---- pair navigation ---- */
 
+/* QREADR never changes, but other bits of q_flag do: read it atomically. */
 queue_t *OTHERQ(queue_t *q)
 {
-	return (q->q_flag & QREADR) ? q + 1 : q - 1;
+	return (qflags(q) & QREADR) ? q + 1 : q - 1;
 }
 
 queue_t *RD(queue_t *q)
 {
-	return (q->q_flag & QREADR) ? q : q - 1;
+	return (qflags(q) & QREADR) ? q : q - 1;
 }
 
 queue_t *WR(queue_t *q)
 {
-	return (q->q_flag & QREADR) ? q + 1 : q;
+	return (qflags(q) & QREADR) ? q + 1 : q;
 }
 
 int SAMESTR(queue_t *q)

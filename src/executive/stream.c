@@ -470,7 +470,9 @@ int str_pop(struct stdata *sd, int oflag, cred_t *cr)
 
 	if (top == NULL || q_pair(top)->qp_kind != QP_MOD)
 		return EINVAL;
-	if (sd->sd_anchor > 0 && sd->sd_pushcnt <= sd->sd_anchor)
+	/* below the anchor only a privileged process pops (Solaris) */
+	if (sd->sd_anchor > 0 && sd->sd_pushcnt <= sd->sd_anchor &&
+	    drv_priv(cr) != 0)
 		return EPERM;
 	str_qdetach(top, oflag, cr);
 	sd->sd_pushcnt--;

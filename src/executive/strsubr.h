@@ -382,6 +382,14 @@ static inline void str_put(queue_t *q, mblk_t *mp)
 mblk_t *str_getq_if(queue_t *q, bool (*match)(const mblk_t *, void *),
 		    void *arg, bool *nonempty);
 
+/* The stream head's read cache (queue.c): take a run of band-0
+ * messages that stay counted, give the bytes back as they are read, put
+ * what is left back. */
+mblk_t *str_getq_run(queue_t *q, bool (*ok_type)(unsigned char),
+		     int maxmsgs, size_t maxbytes, int *nmsgs);
+void str_qcredit(queue_t *q, unsigned long bytes, unsigned long blocks);
+void str_putbq_run(queue_t *q, mblk_t *run);
+
 /* Back-enable the queue behind q (q has drained below low water). */
 void str_backenable(queue_t *q, unsigned char band);
 
