@@ -73,8 +73,7 @@ void drv_ack(queue_t *q, mblk_t *mp, mblk_t *dp, int rval)
 void pass_or_queue(queue_t *q, mblk_t *mp)
 {
 	if (mp->b_datap->db_type >= QPCTL ||
-	    (__atomic_load_n(&q->q_first, __ATOMIC_RELAXED) == NULL &&
-	     bcanputnext(q, mp->b_band)))
+	    (q_idle(q) && bcanputnext(q, mp->b_band)))
 		putnext(q, mp);
 	else
 		putq(q, mp);

@@ -5,6 +5,7 @@
 #ifndef STREAMS_DRVUTIL_H
 #define STREAMS_DRVUTIL_H
 
+#include <stdbool.h>
 #include <sys/stream.h>
 
 /* A driver's write side got M_FLUSH: flush its queues and send the read
@@ -21,8 +22,21 @@ void drv_nak(queue_t *q, mblk_t *mp, int error);
 /* ACK an M_IOCTL with rval and the data dp (may be NULL). */
 void drv_ack(queue_t *q, mblk_t *mp, mblk_t *dp, int rval);
 
-/* Pass mp on from q respecting flow control: putnext if the next queue
- * takes it (or it is high priority), else putq. */
+/*
+ * May a put procedure on q pass a message straight on?  Only when nothing
+ * is queued and the service procedure is neither scheduled nor running: a
+ * service procedure between its getq and its putnext holds an older
+ * message, which must not be overtaken.
+ */
+static inline bool q_idle(queue_t *q)
+{
+	return __atomic_load_n(&q->q_first, __ATOMIC_ACQUIRE) == NULL &&
+	       !(__atomic_load_n(&q->q_flag, __ATOMIC_ACQUIRE) &
+		 (QENAB | QINSERVICE));
+}
+
+/* Pass mp on from q respecting flow control and order: putnext if q is
+ * idle and the next queue takes it (or it is high priority), else putq. */
 void pass_or_queue(queue_t *q, mblk_t *mp);
 
 /* Service procedure body: send queued messages on while flow allows. */

@@ -75,7 +75,7 @@ static int echo_wput(queue_t *q, mblk_t *mp)
 	case M_PROTO:
 	case M_PCPROTO:
 		if (mp->b_datap->db_type >= QPCTL ||
-		    (__atomic_load_n(&q->q_first, __ATOMIC_RELAXED) == NULL &&
+		    (q_idle(q) &&
 		     bcanputnext(RD(q), mp->b_band)))
 			qreply(q, mp);
 		else

@@ -90,7 +90,7 @@ static int loop_wput(queue_t *q, mblk_t *mp)
 		return 0;
 	}
 	if (mp->b_datap->db_type >= QPCTL ||
-	    (__atomic_load_n(&q->q_first, __ATOMIC_RELAXED) == NULL &&
+	    (q_idle(q) &&
 	     bcanputnext(p, mp->b_band)))
 		putnext(p, mp);
 	else

@@ -175,7 +175,7 @@ static int mux_uwput(queue_t *q, mblk_t *mp)
 	case M_PROTO:
 	case M_PCPROTO:
 		if (mp->b_datap->db_type >= QPCTL ||
-		    __atomic_load_n(&q->q_first, __ATOMIC_RELAXED) == NULL) {
+		    q_idle(q)) {
 			queue_t *lwq = route_of(q->q_ptr);
 			if (lwq == NULL) {
 				freemsg(mp);	/* nowhere to go */
@@ -274,7 +274,7 @@ static int mux_lrput(queue_t *q, mblk_t *mp)
 		return 0;
 	}
 	if (mp->b_datap->db_type >= QPCTL ||
-	    (__atomic_load_n(&q->q_first, __ATOMIC_RELAXED) == NULL &&
+	    (q_idle(q) &&
 	     bcanputnext(urq, mp->b_band)))
 		putnext(urq, mp);
 	else
