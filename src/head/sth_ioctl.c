@@ -407,6 +407,8 @@ static int ioc_push(struct ictx *c, void *arg)
 	if ((fm = fmod_find(name)) == NULL)
 		return EINVAL;
 	str_getcred(&cr);
+	if ((err = ioc_state(sh)) != 0)
+		return err;
 	str_exit(c->t);
 	sth_plumb_lock(sh);
 	dev = sh->sh_sd.sd_dev;
@@ -429,6 +431,8 @@ static int ioc_pop(struct ictx *c)
 	cred_t cr;
 	int err;
 
+	if ((err = ioc_state(sh)) != 0)
+		return err;
 	str_getcred(&cr);
 	str_exit(c->t);
 	sth_plumb_lock(sh);
@@ -552,10 +556,25 @@ static int send_flush(struct sthead *sh, int how, int band, bool useband)
 			flushband(sh->sh_sd.sd_rq, (unsigned char)band, FLUSHALL);
 		else
 			flushq(sh->sh_sd.sd_rq, FLUSHDATA);
+		if (!useband || band == 0)
+			__atomic_add_fetch(&sh->sh_rflushgen, 1, __ATOMIC_ACQ_REL);
 		__atomic_and_fetch(&sh->sh_flag, ~STRPRI, __ATOMIC_ACQ_REL);
 	}
 	putnext(sh->sh_sd.sd_wq, mp);
 	return 0;
+}
+
+/* Read-side ioctls look at the queue as it is: put the reader's cache
+ * back first (the reader lock orders this with readers). */
+static void read_side_begin(struct sthead *sh)
+{
+	strlock(&sh->sh_rlock);
+	sth_rcache_unload(sh);
+}
+
+static void read_side_end(struct sthead *sh)
+{
+	strunlock(&sh->sh_rlock);
 }
 
 static int ioc_nread(struct ictx *c, void *arg, int *rvalp)
@@ -563,6 +582,7 @@ static int ioc_nread(struct ictx *c, void *arg, int *rvalp)
 	queue_t *rq = c->sh->sh_sd.sd_rq;
 	int bytes = 0, msgs = 0;
 
+	read_side_begin(c->sh);
 	qlock(rq);
 	for (mblk_t *mp = rq->q_first; mp != NULL; mp = mp->b_next) {
 		if (msgs == 0)
@@ -570,6 +590,7 @@ static int ioc_nread(struct ictx *c, void *arg, int *rvalp)
 		msgs++;
 	}
 	qunlock(rq);
+	read_side_end(c->sh);
 	*rvalp = msgs;
 	return copyout(arg, &bytes, sizeof(bytes));
 }
@@ -585,12 +606,14 @@ static int ioc_peek(struct ictx *c, void *arg, int *rvalp)
 		return err;
 	if (sp.flags != 0 && sp.flags != RS_HIPRI)
 		return EINVAL;
+	read_side_begin(c->sh);
 	qlock(rq);
 	mblk_t *mp = rq->q_first;
 	if (mp != NULL && (sp.flags == 0 || mp->b_datap->db_type >= QPCTL) &&
 	    mp->b_datap->db_type != M_SIG && mp->b_datap->db_type != M_PASSFP)
 		cp = dupmsg(mp);	/* data shared, safe after unlock */
 	qunlock(rq);
+	read_side_end(c->sh);
 	*rvalp = 0;
 	if (cp == NULL)
 		return mp != NULL && sp.flags == 0 &&
@@ -651,6 +674,8 @@ static int ioc_sendfd(struct ictx *c, int fd)
 	mblk_t *mp;
 	int err, nfd;
 
+	if (!(sh_flags(sh) & STRPIPE))
+		return EINVAL;	/* not a STREAMS pipe */
 	if ((err = ioc_state(sh)) != 0)
 		return err;
 	/* the receiving end must have room (SVR4 EAGAIN) */
@@ -701,7 +726,9 @@ static int ioc_recvfd(struct ictx *c, void *arg)
 	if ((err = copyin(&rf, arg, sizeof(rf))) != 0)
 		return err;
 	for (;;) {
+		read_side_begin(sh);
 		mp = str_getq_if(sh->sh_sd.sd_rq, is_passfp, NULL, &nonempty);
+		read_side_end(sh);
 		if (mp != NULL)
 			break;
 		if (nonempty)
@@ -754,7 +781,7 @@ static int ioc_fdinsert(struct ictx *c, void *arg)
 		return EINVAL;
 	of = sth_lookup(fi.fildes);
 	if (of == NULL)
-		return sth_real.fcntl(fi.fildes, F_GETFD) < 0 ? EBADF : EINVAL;
+		return EINVAL;	/* not an open stream (streamio: EINVAL) */
 	if (fi.ctlbuf.len < 0)
 		return EINVAL;
 	/* the driver's read queue at the bottom of the other stream */
@@ -771,23 +798,30 @@ static int ioc_fdinsert(struct ictx *c, void *arg)
 
 /* ---- links ---- */
 
-static struct sth_link *find_link(struct sthead *upper, int muxid,
-				  bool persist)
+void sth_links_lock(void)
+{
+	pthread_mutex_lock(&sth_link_lock);
+}
+
+void sth_links_unlock(void)
+{
+	pthread_mutex_unlock(&sth_link_lock);
+}
+
+/* A link of mux with muxid: a persistent one on the global list, or one
+ * below upper.  Link lock held. */
+static struct sth_link *find_link(struct sthead *upper, struct cdevsw *mux,
+				  int muxid, bool persist)
 {
 	struct sth_link *l = persist ? sth_plinks : upper->sh_links;
 
-	for (; l != NULL; l = l->l_next) {
-		if (l->l_muxid != muxid)
-			continue;
-		if (persist && l->l_upper->sh_sd.sd_cdev !=
-		    upper->sh_sd.sd_cdev)
-			continue;
-		return l;
-	}
+	for (; l != NULL; l = l->l_next)
+		if (l->l_muxid == muxid && (!persist || l->l_mux == mux))
+			return l;
 	return NULL;
 }
 
-/* Is target somewhere below sh (through links)? sth_link_lock held. */
+/* Is target somewhere below sh (through links)?  Link lock held. */
 static bool below(struct sthead *sh, struct sthead *target, int depth)
 {
 	if (sh == target)
@@ -834,16 +868,51 @@ static void set_lower_procs(struct sthead *lsh, struct cdevsw *mux, bool on)
 	str_synchronize();
 }
 
+/* Send I_LINK/I_UNLINK (cmd) for l down via and wait for the driver's
+ * answer.  Outside any entry. */
+static int link_ioctl(struct sthead *via, struct sth_link *l, int cmd)
+{
+	struct sth_file fake = { .f_sh = via, .f_refs = 1 };
+	struct ictx c = { &fake, via, NULL, true };
+	struct linkblk *lb;
+	mblk_t *mp, *d, *ack;
+	cred_t cr;
+	int err;
+
+	str_getcred(&cr);
+	c.t = str_enter();
+	mp = new_ioctl(cmd, sizeof(*lb), &cr);
+	d = allocb(sizeof(*lb), BPRI_MED);
+	if (mp == NULL || d == NULL) {
+		if (mp)
+			freemsg(mp);
+		if (d)
+			freemsg(d);
+		str_exit(c.t);
+		return EAGAIN;
+	}
+	lb = (struct linkblk *)d->b_wptr;
+	lb->l_qtop = driver_wq(via);
+	lb->l_qbot = l->l_lower->sh_sd.sd_wq;
+	lb->l_index = l->l_muxid;
+	d->b_wptr += sizeof(*lb);
+	mp->b_cont = d;
+	pthread_mutex_lock(&via->sh_ioclock);
+	err = do_ioctl(&c, mp, STRTIMOUT, &ack);
+	pthread_mutex_unlock(&via->sh_ioclock);
+	if (err == 0)
+		freemsg(ack);
+	str_exit(c.t);
+	return err;
+}
+
 static int ioc_link(struct ictx *c, int lfd, bool persist, int *rvalp)
 {
 	struct sthead *sh = c->sh, *lsh;
 	struct sth_file *lf;
 	struct cdevsw *mux = sh->sh_sd.sd_cdev;
-	struct linkblk *lb;
 	struct sth_link *l;
-	mblk_t *mp, *d, *ack;
-	cred_t cr;
-	int err, muxid;
+	int err;
 
 	lf = sth_lookup(lfd);
 	if (lf == NULL)
@@ -858,9 +927,8 @@ static int ioc_link(struct ictx *c, int lfd, bool persist, int *rvalp)
 	sth_hold(lsh);
 	str_exit(c->t);
 	c->t = NULL;
-	pthread_mutex_lock(&sth_link_lock);
-	if ((sh_flags(lsh) & (STPLEX | STRCLOSED)) || below(lsh, sh, 0) ||
-	    (sh_flags(lsh) & STRPIPE && lsh->sh_peer == sh)) {
+	sth_links_lock();
+	if ((sh_flags(lsh) & (STPLEX | STRCLOSED)) || below(lsh, sh, 0)) {
 		err = EINVAL;
 		goto fail;
 	}
@@ -869,123 +937,69 @@ static int ioc_link(struct ictx *c, int lfd, bool persist, int *rvalp)
 		err = EAGAIN;
 		goto fail;
 	}
-	muxid = sth_next_muxid++;
+	l->l_muxid = sth_next_muxid++;
 	if (sth_next_muxid <= 0)
 		sth_next_muxid = 1;
+	l->l_lower = lsh;		/* keeps the hold taken above */
+	l->l_upper = sh;
+	l->l_mux = mux;
+	l->l_persist = persist;
 	__atomic_or_fetch(&lsh->sh_flag, STPLEX, __ATOMIC_ACQ_REL);
 	sth_wake(&lsh->sh_rseq, &lsh->sh_rwaiters);
 	sth_wake(&lsh->sh_wseq, &lsh->sh_wwaiters);
 	set_lower_procs(lsh, mux, true);
-	c->t = str_enter();
-	str_getcred(&cr);
-	mp = new_ioctl(persist ? I_PLINK : I_LINK, sizeof(*lb), &cr);
-	d = allocb(sizeof(*lb), BPRI_MED);
-	if (mp == NULL || d == NULL) {
-		if (mp)
-			freemsg(mp);
-		if (d)
-			freemsg(d);
-		err = EAGAIN;
-	} else {
-		lb = (struct linkblk *)d->b_wptr;
-		lb->l_qtop = driver_wq(sh);
-		lb->l_qbot = lsh->sh_sd.sd_wq;
-		lb->l_index = muxid;
-		d->b_wptr += sizeof(*lb);
-		mp->b_cont = d;
-		pthread_mutex_lock(&sh->sh_ioclock);
-		err = do_ioctl(c, mp, STRTIMOUT, &ack);
-		pthread_mutex_unlock(&sh->sh_ioclock);
-		if (err == 0)
-			freemsg(ack);
-	}
-	str_exit(c->t);
-	c->t = NULL;
+	err = link_ioctl(sh, l, persist ? I_PLINK : I_LINK);
 	if (err != 0) {
 		set_lower_procs(lsh, mux, false);
 		__atomic_and_fetch(&lsh->sh_flag, ~STPLEX, __ATOMIC_ACQ_REL);
 		free(l);
 		goto fail;
 	}
-	l->l_lower = lsh;		/* keeps the hold taken above */
-	l->l_upper = sh;
-	l->l_muxid = muxid;
-	l->l_persist = persist;
 	lsh->sh_linkedby = l;
 	if (persist) {
-		sth_hold(sh);		/* the driver's stream outlives close */
+		sth_hold(sh);		/* its memory outlives its close */
 		l->l_next = sth_plinks;
 		sth_plinks = l;
 	} else {
 		l->l_next = sh->sh_links;
 		sh->sh_links = l;
 	}
-	pthread_mutex_unlock(&sth_link_lock);
+	sth_links_unlock();
 	c->t = str_enter();
-	*rvalp = muxid;
+	*rvalp = l->l_muxid;
 	return 0;
 fail:
-	pthread_mutex_unlock(&sth_link_lock);
+	sth_links_unlock();
 	sth_rele(lsh);
 	c->t = str_enter();
 	return err;
 }
 
-/* Undo one link (sth_link_lock held, outside any entry).  The ioctl to
- * the driver is sent through the controlling stream. */
-static int unlink_one(struct sth_link *l, bool closing)
-{
-	struct sthead *sh = l->l_upper, *lsh = l->l_lower;
-	struct cdevsw *mux = sh->sh_sd.sd_cdev;
-	struct ictx c = { NULL, sh, NULL, true };
-	struct sth_link **pp;
-	struct linkblk *lb;
-	mblk_t *mp, *d, *ack;
-	cred_t cr;
-	int err = 0;
+static void close_unopened(struct sthead *lsh);
 
-	str_getcred(&cr);
-	c.t = str_enter();
-	mp = new_ioctl(l->l_persist ? I_PUNLINK : I_UNLINK, sizeof(*lb), &cr);
-	d = allocb(sizeof(*lb), BPRI_MED);
-	if (mp == NULL || d == NULL) {
-		if (mp)
-			freemsg(mp);
-		if (d)
-			freemsg(d);
-		err = EAGAIN;
-	} else {
-		lb = (struct linkblk *)d->b_wptr;
-		lb->l_qtop = driver_wq(sh);
-		lb->l_qbot = lsh->sh_sd.sd_wq;
-		lb->l_index = l->l_muxid;
-		d->b_wptr += sizeof(*lb);
-		mp->b_cont = d;
-		if (sh_flags(sh) & STRCLOSED && !closing) {
-			freemsg(mp);
-		} else {
-			struct sth_file fake = { .f_sh = sh, .f_refs = 1 };
-			c.f = &fake;
-			pthread_mutex_lock(&sh->sh_ioclock);
-			err = do_ioctl(&c, mp, STRTIMOUT, &ack);
-			pthread_mutex_unlock(&sh->sh_ioclock);
-			if (err == 0)
-				freemsg(ack);
-		}
-	}
-	str_exit(c.t);
+/*
+ * Undo link l, telling the driver through via (the stream asking, or the
+ * closing controlling stream).  If the driver refuses and the controlling
+ * stream is not going away, the link stays.  Link lock held, outside any
+ * entry.
+ */
+static int unlink_one(struct sth_link *l, struct sthead *via, bool closing)
+{
+	struct sthead *lsh = l->l_lower, *upper = l->l_upper;
+	struct sth_link **pp;
+	int err;
+
+	err = link_ioctl(via, l, l->l_persist ? I_PUNLINK : I_UNLINK);
 	if (err != 0 && !closing)
 		return err;
-	/* the driver said yes, or the controlling stream is going away:
-	 * the lower stream gets its head back either way */
-	for (pp = l->l_persist ? &sth_plinks : &sh->sh_links; *pp != NULL;
+	for (pp = l->l_persist ? &sth_plinks : &upper->sh_links; *pp != NULL;
 	     pp = &(*pp)->l_next) {
 		if (*pp == l) {
 			*pp = l->l_next;
 			break;
 		}
 	}
-	set_lower_procs(lsh, mux, false);
+	set_lower_procs(lsh, l->l_mux, false);
 	{
 		struct strthread *t = str_enter();
 		flushq(lsh->sh_sd.sd_rq, FLUSHALL);
@@ -995,70 +1009,67 @@ static int unlink_one(struct sth_link *l, bool closing)
 	lsh->sh_linkedby = NULL;
 	__atomic_and_fetch(&lsh->sh_flag, ~STPLEX, __ATOMIC_ACQ_REL);
 	if (l->l_persist)
-		sth_rele(sh);
-	/* a lower stream nobody has open any more is closed now */
-	sth_plumb_lock(lsh);
-	if (lsh->sh_opens == 0 && !(sh_flags(lsh) & STRCLOSED)) {
-		cred_t lcr;
-		str_getcred(&lcr);
-		__atomic_or_fetch(&lsh->sh_flag, STRCLOSED, __ATOMIC_RELEASE);
-		sth_unlink_all(lsh, false);
-		str_close_all(&lsh->sh_sd, 0, &lcr);
-	}
-	sth_plumb_unlock(lsh);
+		sth_rele(upper);
+	close_unopened(lsh);
 	sth_rele(lsh);
 	free(l);
 	return 0;
 }
 
+/* A stream no descriptor names any more, just unlinked: close it now.
+ * Link lock held. */
+static void close_unopened(struct sthead *lsh)
+{
+	cred_t cr;
+
+	sth_plumb_lock(lsh);
+	if (lsh->sh_opens == 0 && !(sh_flags(lsh) & STRCLOSED)) {
+		str_getcred(&cr);
+		__atomic_or_fetch(&lsh->sh_flag, STRCLOSED, __ATOMIC_RELEASE);
+		sth_unlink_all_locked(lsh);
+		str_close_all(&lsh->sh_sd, 0, &cr);
+	}
+	sth_plumb_unlock(lsh);
+}
+
 static int ioc_unlink(struct ictx *c, int muxid, bool persist)
 {
 	struct sthead *sh = c->sh;
-	int err = 0, n = 0;
+	struct cdevsw *mux = sh->sh_sd.sd_cdev;
+	int err = 0;
 
+	if (muxid < 0 && muxid != MUXID_ALL)
+		return EINVAL;
 	str_exit(c->t);
 	c->t = NULL;
-	pthread_mutex_lock(&sth_link_lock);
+	sth_links_lock();
 	if (muxid == MUXID_ALL) {
-		struct sth_link *l;
-		while ((l = persist ? NULL : sh->sh_links) != NULL ||
-		       (persist && (l = find_link(sh, -1, false)) != NULL)) {
-			if ((err = unlink_one(l, false)) != 0)
-				break;
-			n++;
-		}
-		if (persist) {
-			for (struct sth_link *p = sth_plinks, *nx; p; p = nx) {
-				nx = p->l_next;
-				if (p->l_upper->sh_sd.sd_cdev == sh->sh_sd.sd_cdev &&
-				    (err = unlink_one(p, false)) != 0)
-					break;
+		struct sth_link *l, *next;
+		if (!persist) {
+			while (err == 0 && (l = sh->sh_links) != NULL)
+				err = unlink_one(l, sh, false);
+		} else {
+			for (l = sth_plinks; l != NULL && err == 0; l = next) {
+				next = l->l_next;
+				if (l->l_mux == mux)
+					err = unlink_one(l, sh, false);
 			}
 		}
 	} else {
-		struct sth_link *l = find_link(sh, muxid, persist);
-		err = l != NULL ? unlink_one(l, false) : EINVAL;
+		struct sth_link *l = find_link(sh, mux, muxid, persist);
+		err = l != NULL ? unlink_one(l, sh, false) : EINVAL;
 	}
-	pthread_mutex_unlock(&sth_link_lock);
+	sth_links_unlock();
 	c->t = str_enter();
 	return err;
 }
 
-/* At the last close of sh: unlink everything linked below it. */
-int sth_unlink_all(struct sthead *sh, bool persistent_too)
+/* The last close of sh: unlink everything linked below it (persistent
+ * links stay).  Link lock held. */
+void sth_unlink_all_locked(struct sthead *sh)
 {
-	pthread_mutex_lock(&sth_link_lock);
 	while (sh->sh_links != NULL)
-		unlink_one(sh->sh_links, true);
-	if (persistent_too) {
-		for (struct sth_link *p = sth_plinks, *nx; p; p = nx) {
-			nx = p->l_next;
-			if (p->l_upper == sh)
-				unlink_one(p, true);
-		}
-	}
-	pthread_mutex_unlock(&sth_link_lock);
-	return 0;
+		unlink_one(sh->sh_links, sh, true);
 }
 
 /* ---- the switch ---- */
@@ -1182,19 +1193,23 @@ int sth_ioctl(int fd, unsigned long cmd, void *arg, bool *handled)
 			err = EINVAL;
 			break;
 		}
+		read_side_begin(sh);
 		qlock(rq);
 		for (mblk_t *mp = rq->q_first; mp != NULL; mp = mp->b_next)
 			if (mp->b_datap->db_type < QPCTL && mp->b_band == v)
 				rval = 1;
 		qunlock(rq);
+		read_side_end(sh);
 		break;
 	}
 	case I_GETBAND: {
 		queue_t *rq = sh->sh_sd.sd_rq;
+		read_side_begin(sh);
 		qlock(rq);
 		mblk_t *mp = rq->q_first;
 		v = mp ? mp->b_band : -1;
 		qunlock(rq);
+		read_side_end(sh);
 		err = v < 0 ? ENODATA : copyout(arg, &v, sizeof(v));
 		break;
 	}
@@ -1205,6 +1220,7 @@ int sth_ioctl(int fd, unsigned long cmd, void *arg, bool *handled)
 			err = EINVAL;
 			break;
 		}
+		read_side_begin(sh);
 		qlock(rq);
 		mblk_t *mp = rq->q_first;
 		if (mp != NULL && (mp->b_flag & MSGMARK)) {
@@ -1215,6 +1231,7 @@ int sth_ioctl(int fd, unsigned long cmd, void *arg, bool *handled)
 						rval = 0;
 		}
 		qunlock(rq);
+		read_side_end(sh);
 		break;
 	}
 	case I_SETSIG:
@@ -1293,9 +1310,11 @@ int sth_ioctl(int fd, unsigned long cmd, void *arg, bool *handled)
 		break;
 	case FIONREAD: {
 		queue_t *rq = sh->sh_sd.sd_rq;
+		read_side_begin(sh);
 		qlock(rq);
 		v = rq->q_first ? (int)msgdsize(rq->q_first) : 0;
 		qunlock(rq);
+		read_side_end(sh);
 		err = copyout(arg, &v, sizeof(v));
 		break;
 	}

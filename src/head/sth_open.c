@@ -25,10 +25,12 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sys/strexec.h>
@@ -191,6 +193,7 @@ static void sth_free_head(struct stdata *sd)
 	}
 	if (sh->sh_iocmsg != NULL)
 		freemsg(sh->sh_iocmsg);
+	sth_rcache_free(sh);
 	if (sh->sh_pair != NULL &&
 	    __atomic_sub_fetch(&sh->sh_pair->p_refs, 1, __ATOMIC_ACQ_REL) == 0) {
 		pthread_mutex_destroy(&sh->sh_pair->p_lock);
@@ -208,6 +211,7 @@ struct sthead *sth_alloc(void)
 	int sv[2], one = 1;
 
 	sth_posix_init();
+	sth_ucopy_init();
 	if (sth_fd_init() != 0) {
 		errno = ENOMEM;
 		return NULL;
@@ -502,15 +506,39 @@ int sth_open_path(const char *path, int oflag, mode_t mode)
 
 /* ---- fattach / fdetach ---- */
 
-int fattach(int fd, const char *path)
+static int fattach_path(int fd, const char *path);
+
+/* The path must name something that exists (SUSv2); 0 or errno. */
+static int path_exists(const char *path)
+{
+	struct stat st;
+
+	if (path[0] == '\0')
+		return ENOENT;
+	return stat(path, &st) == 0 ? 0 : errno;
+}
+
+int fattach(int fd, const char *upath)
+{
+	char *path;
+	int err;
+
+	sth_ucopy_init();
+	if ((err = sth_ustrdup(upath, PATH_MAX, &path)) != 0)
+		return sth_err(err);
+	err = fattach_path(fd, path);
+	free(path);
+	return err;
+}
+
+static int fattach_path(int fd, const char *path)
 {
 	struct sth_file *f;
 	struct sth_name *n;
 	struct strthread *t;
 	struct sthead *sh;
+	int err;
 
-	if (path == NULL || path[0] != '/')
-		return sth_err(EINVAL);
 	t = str_enter();
 	f = sth_lookup(fd);
 	if (f == NULL) {
@@ -520,6 +548,10 @@ int fattach(int fd, const char *path)
 	sh = f->f_sh;
 	sth_hold(sh);
 	str_exit(t);
+	if ((err = path_exists(path)) != 0) {
+		sth_rele(sh);
+		return sth_err(err);
+	}
 	n = calloc(1, sizeof(*n));
 	if (n == NULL || (n->n_path = strdup(path)) == NULL) {
 		free(n);
@@ -537,6 +569,12 @@ int fattach(int fd, const char *path)
 			return sth_err(EBUSY);
 		}
 	}
+	/* the name holds the stream open, as an open would (fdetach then
+	 * is its last close if no descriptor is left) */
+	sth_plumb_lock(sh);
+	if (sh->sh_opens++ == 0)
+		sth_hold(sh);
+	sth_plumb_unlock(sh);
 	n->n_next = sth_names;
 	sth_names = n;
 	__atomic_add_fetch(&sth_nattached, 1, __ATOMIC_RELAXED);
@@ -544,25 +582,42 @@ int fattach(int fd, const char *path)
 	return 0;
 }
 
-int fdetach(const char *path)
+static int fdetach_path(const char *path);
+
+int fdetach(const char *upath)
+{
+	char *path;
+	int err;
+
+	sth_ucopy_init();
+	if ((err = sth_ustrdup(upath, PATH_MAX, &path)) != 0)
+		return sth_err(err);
+	err = fdetach_path(path);
+	free(path);
+	return err;
+}
+
+static int fdetach_path(const char *path)
 {
 	struct sth_name **pp, *n;
+	int err;
 
-	if (path == NULL)
-		return sth_err(EINVAL);
 	pthread_mutex_lock(&sth_names_lock);
 	for (pp = &sth_names; (n = *pp) != NULL; pp = &n->n_next) {
 		if (n->n_sh != NULL && strcmp(n->n_path, path) == 0) {
+			struct sthead *sh = n->n_sh;
 			*pp = n->n_next;
 			pthread_mutex_unlock(&sth_names_lock);
-			sth_rele(n->n_sh);
 			free(n->n_path);
 			free(n);
+			sth_close_open(sh, O_NONBLOCK);
+			sth_rele(sh);
 			return 0;
 		}
 	}
 	pthread_mutex_unlock(&sth_names_lock);
-	return sth_err(EINVAL);
+	err = path_exists(path);
+	return sth_err(err ? err : EINVAL);	/* exists: not attached */
 }
 
 /* ---- close ---- */
@@ -577,11 +632,15 @@ static void drain_write_side(struct sthead *sh)
 	for (;;) {
 		bool empty = true;
 		struct strthread *t = str_enter();
-		for (queue_t *q = sh->sh_sd.sd_wq->q_next; q != NULL;
-		     q = q->q_next) {
-			if (q->q_stream != &sh->sh_sd || (q->q_flag & QREADR))
+		for (queue_t *q = __atomic_load_n(&sh->sh_sd.sd_wq->q_next,
+						  __ATOMIC_ACQUIRE);
+		     q != NULL;
+		     q = __atomic_load_n(&q->q_next, __ATOMIC_ACQUIRE)) {
+			if (q->q_stream != &sh->sh_sd ||
+			    (__atomic_load_n(&q->q_flag, __ATOMIC_RELAXED) &
+			     QREADR))
 				break;
-			if (q->q_first != NULL) {
+			if (__atomic_load_n(&q->q_first, __ATOMIC_ACQUIRE)) {
 				empty = false;
 				break;
 			}
@@ -597,40 +656,52 @@ static void drain_write_side(struct sthead *sh)
 
 extern void sth_pipe_close(struct sthead *sh);
 
-/* The last reference to an open file went away (outside any entry). */
+/*
+ * The last reference to an open file went away (outside any entry).  The
+ * stream closes with its last open (an fattach counts as one, and a link
+ * below a multiplexer holds it too).
+ */
 void sth_close_file(struct sth_file *f)
 {
 	struct sthead *sh = f->f_sh;
+	int oflag = f->f_oflag;
+
+	str_synchronize();	/* nobody still looks at f */
+	free(f);
+	sth_close_open(sh, oflag);
+}
+
+/* One open of sh ends; the last one closes it. */
+void sth_close_open(struct sthead *sh, int oflag)
+{
 	cred_t cr;
 
+	sth_links_lock();	/* before the plumbing lock, always */
 	sth_plumb_lock(sh);
 	if (--sh->sh_opens > 0 || (sh_flags(sh) & STPLEX)) {
-		/* other opens remain, or a multiplexer holds the stream */
 		bool last = sh->sh_opens == 0;
 		sth_plumb_unlock(sh);
-		str_synchronize();
-		free(f);
+		sth_links_unlock();
 		if (last)
 			sth_rele(sh);	/* the link keeps its own reference */
 		return;
 	}
 	str_getcred(&cr);
-	sth_unlink_all(sh, false);
-	if (!(f->f_oflag & (O_NONBLOCK | O_NDELAY)) && sh->sh_closetime > 0 &&
+	sth_unlink_all_locked(sh);
+	sth_links_unlock();
+	if (!(oflag & (O_NONBLOCK | O_NDELAY)) && sh->sh_closetime > 0 &&
 	    !(sh_flags(sh) & (STRHUP | STWRERR)) && !str_shutting_down)
 		drain_write_side(sh);
 	__atomic_or_fetch(&sh->sh_flag, STRCLOSED, __ATOMIC_RELEASE);
 	dev_del(sh);
 	if (sh_flags(sh) & STRPIPE)
 		sth_pipe_close(sh);
-	str_close_all(&sh->sh_sd, f->f_oflag, &cr);
+	str_close_all(&sh->sh_sd, oflag, &cr);
 	sth_plumb_unlock(sh);
 	/* wake anybody still sleeping on it (they hold no descriptor) */
 	sth_wake(&sh->sh_rseq, &sh->sh_rwaiters);
 	sth_wake(&sh->sh_wseq, &sh->sh_wwaiters);
 	sth_wake(&sh->sh_iseq, &sh->sh_iwaiters);
-	str_synchronize();
-	free(f);
 	sth_rele(sh);		/* the opens' reference */
 }
 

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "sthead.h"
 
@@ -37,10 +38,13 @@ int sth_pipe(int fds[2])
 	struct sth_pair *pair;
 	int fa, fb, err;
 
-	if (fds == NULL)
-		return sth_err(EFAULT);
+	int probe[2];
+
 	if (!str_initialised)
 		str_init();
+	sth_ucopy_init();
+	if (fds == NULL || sth_ucopy(probe, fds, sizeof(probe)) != 0)
+		return sth_err(EFAULT);
 	pair = calloc(1, sizeof(*pair));
 	if (pair == NULL)
 		return sth_err(ENOMEM);
@@ -84,8 +88,13 @@ int sth_pipe(int fds[2])
 	}
 	sth_rele(a);
 	sth_rele(b);
-	fds[0] = fa;
-	fds[1] = fb;
+	probe[0] = fa;
+	probe[1] = fb;
+	if (sth_ucopy(fds, probe, sizeof(probe)) != 0) {
+		close(fa);
+		close(fb);
+		return sth_err(EFAULT);
+	}
 	return 0;
 }
 

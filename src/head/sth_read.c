@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -67,6 +68,8 @@ static void set_flag(struct sthead *sh, int f, bool on)
  * turned around down the write side is marked MSGNOLOOP so that the head
  * it reaches next does not turn it around again.
  */
+static void rcache_flushed(struct sthead *sh);
+
 static void do_flush(struct sthead *sh, queue_t *q, mblk_t *mp)
 {
 	unsigned char how;
@@ -88,8 +91,11 @@ static void do_flush(struct sthead *sh, queue_t *q, mblk_t *mp)
 	if (how & FLUSHR) {
 		if ((how & FLUSHBAND) && MBLKL(mp) >= 2) {
 			flushband(q, mp->b_rptr[1], FLUSHALL);
+			if (mp->b_rptr[1] == 0)
+				rcache_flushed(sh);
 		} else {
 			flushq(q, FLUSHDATA);
+			rcache_flushed(sh);
 		}
 		/* a flushed high priority message no longer blocks */
 		qlock(q);
@@ -138,6 +144,7 @@ static void do_error(struct sthead *sh, queue_t *q, mblk_t *mp)
 	if (any) {
 		/* SVR4: flush the head and everything below */
 		flushq(q, FLUSHALL);
+		rcache_flushed(sh);
 		set_flag(sh, STRPRI, false);
 		putnextctl1(OTHERQ(q), M_FLUSH,
 			    (r != NOERROR && r && w != NOERROR && w) ? FLUSHRW
@@ -246,6 +253,9 @@ int strrput(queue_t *q, mblk_t *mp)
 		bool first = __atomic_load_n(&q->q_first, __ATOMIC_RELAXED) ==
 			     NULL;
 		putq(q, mp);
+		/* after queueing: a reader clears it before looking */
+		if (band != 0 && type < QPCTL)
+			set_flag(sh, STRBANDQ, true);
 		sth_wake(&sh->sh_rseq, &sh->sh_rwaiters);
 		sth_changed(sh);
 		if (unlikely(__atomic_load_n(&sh->sh_sigevents,
@@ -319,6 +329,265 @@ int strrput(queue_t *q, mblk_t *mp)
 	}
 }
 
+/* ---- the read cache (sh_rlock held) ----
+ *
+ * A reader takes a run of ordinary band-0 messages from the head read
+ * queue in one lock hold (str_getq_run) and reads them from here.  They
+ * stay counted in q_count until read: the reader's "debt" (bytes and
+ * blocks read from cached messages) is given back with str_qcredit, at
+ * once when that takes the queue below its low water mark (so writers
+ * and POLLOUT see SVR4 flow control exactly), otherwise lazily: when the
+ * cache empties, before sleeping, when a quarter of high water is owed.
+ * High priority and band messages still go first (STRPRI, STRBANDQ), a
+ * read-side flush empties the cache (sh_rflushgen), and anything that
+ * looks at the queue as a whole first puts the cache back
+ * (sth_rcache_unload).
+ */
+
+#define RCACHE_MSGS	256		/* messages taken per run */
+#define RCACHE_BYTES	(64 * 1024)	/* bytes taken per run */
+
+static inline void msgsz(const mblk_t *mp, unsigned long *bytes,
+			 unsigned long *blocks)
+{
+	unsigned long b = 0, n = 0;
+
+	for (; mp != NULL; mp = mp->b_cont) {
+		if (mp->b_wptr > mp->b_rptr)
+			b += (unsigned long)(mp->b_wptr - mp->b_rptr);
+		n++;
+	}
+	*bytes = b;
+	*blocks = n;
+}
+
+static void rcredit(struct sthead *sh)
+{
+	if (sh->sh_rdebt != 0 || sh->sh_rdebt_blocks != 0) {
+		str_qcredit(sh->sh_sd.sd_rq, sh->sh_rdebt, sh->sh_rdebt_blocks);
+		sh->sh_rdebt = sh->sh_rdebt_blocks = 0;
+	}
+}
+
+/* Free the cache; with credit, give its bytes (and the debt) back. */
+static void rcache_drop(struct sthead *sh, bool credit)
+{
+	mblk_t *mp = sh->sh_rcache, *n;
+	unsigned long b, bl;
+
+	for (; mp != NULL; mp = n) {
+		n = mp->b_next;
+		mp->b_next = NULL;
+		if (credit) {
+			msgsz(mp, &b, &bl);
+			sh->sh_rdebt += b;
+			sh->sh_rdebt_blocks += bl;
+		}
+		freemsg(mp);
+	}
+	sh->sh_rcache = sh->sh_rcache_tail = NULL;
+	__atomic_store_n(&sh->sh_rcache_n, 0, __ATOMIC_RELEASE);
+	if (credit)
+		rcredit(sh);
+	else
+		sh->sh_rdebt = sh->sh_rdebt_blocks = 0;
+}
+
+void sth_rcache_free(struct sthead *sh)
+{
+	rcache_drop(sh, false);		/* the stream is going away */
+}
+
+/* A flush since the run was taken discards it. */
+static inline void rcache_check(struct sthead *sh)
+{
+	unsigned g = __atomic_load_n(&sh->sh_rflushgen, __ATOMIC_ACQUIRE);
+
+	if (unlikely(g != sh->sh_rcache_gen)) {
+		rcache_drop(sh, true);
+		__atomic_store_n(&sh->sh_rcache_gen, g, __ATOMIC_RELEASE);
+	}
+}
+
+/* A flush of the read side: the cache goes too, now if no reader is
+ * reading, else when the reader next looks. */
+static void rcache_flushed(struct sthead *sh)
+{
+	__atomic_add_fetch(&sh->sh_rflushgen, 1, __ATOMIC_ACQ_REL);
+	if (strtrylock(&sh->sh_rlock)) {
+		rcache_check(sh);
+		strunlock(&sh->sh_rlock);
+	}
+}
+
+int sth_rcache_count(struct sthead *sh)
+{
+	if (__atomic_load_n(&sh->sh_rflushgen, __ATOMIC_ACQUIRE) !=
+	    __atomic_load_n(&sh->sh_rcache_gen, __ATOMIC_ACQUIRE))
+		return 0;
+	return __atomic_load_n(&sh->sh_rcache_n, __ATOMIC_ACQUIRE);
+}
+
+void sth_rcache_unload(struct sthead *sh)
+{
+	rcache_check(sh);
+	if (sh->sh_rcache != NULL) {
+		str_putbq_run(sh->sh_sd.sd_rq, sh->sh_rcache);	/* still counted */
+		sh->sh_rcache = sh->sh_rcache_tail = NULL;
+		__atomic_store_n(&sh->sh_rcache_n, 0, __ATOMIC_RELEASE);
+	}
+	rcredit(sh);
+}
+
+static inline mblk_t *rcache_pop(struct sthead *sh)
+{
+	mblk_t *mp = sh->sh_rcache;
+
+	sh->sh_rcache = mp->b_next;
+	if (sh->sh_rcache == NULL)
+		sh->sh_rcache_tail = NULL;
+	mp->b_next = NULL;
+	__atomic_store_n(&sh->sh_rcache_n, sh->sh_rcache_n - 1,
+			 __ATOMIC_RELEASE);
+	return mp;
+}
+
+static inline void rcache_push_front(struct sthead *sh, mblk_t *mp)
+{
+	mp->b_next = sh->sh_rcache;
+	sh->sh_rcache = mp;
+	if (sh->sh_rcache_tail == NULL)
+		sh->sh_rcache_tail = mp;
+	__atomic_store_n(&sh->sh_rcache_n, sh->sh_rcache_n + 1,
+			 __ATOMIC_RELEASE);
+}
+
+/*
+ * A cached message went from (b0, bl0) to what rem has left (NULL: all
+ * read): owe the difference, and pay now if the queue would be below low
+ * water, if the cache is empty, or if much is owed.
+ */
+static void rconsumed(struct sthead *sh, unsigned long b0, unsigned long bl0,
+		      const mblk_t *rem)
+{
+	queue_t *rq = sh->sh_sd.sd_rq;
+	unsigned long b1 = 0, bl1 = 0, cnt, blk;
+
+	if (rem != NULL)
+		msgsz(rem, &b1, &bl1);
+	sh->sh_rdebt += b0 - b1;
+	sh->sh_rdebt_blocks += bl0 - bl1;
+	cnt = __atomic_load_n(&rq->q_count, __ATOMIC_RELAXED) - sh->sh_rdebt;
+	blk = __atomic_load_n(&rq->q_mblkcnt, __ATOMIC_RELAXED) -
+	      sh->sh_rdebt_blocks;
+	if (sh->sh_rcache == NULL || blk == 0 ||
+	    (cnt < rq->q_lowat && blk < rq->q_lowat) ||
+	    sh->sh_rdebt >= rq->q_hiwat / 4)
+		rcredit(sh);
+}
+
+static bool batchable(unsigned char type)
+{
+	return type == M_DATA || type == M_PROTO;
+}
+
+static bool urgent(const mblk_t *mp)
+{
+	return mp->b_datap->db_type >= QPCTL || mp->b_band != 0;
+}
+
+typedef bool (*rmatch_fn)(const mblk_t *, void *);
+
+struct urgent_arg {
+	rmatch_fn match;
+	void *arg;
+};
+
+static bool urgent_match(const mblk_t *mp, void *arg)
+{
+	struct urgent_arg *u = arg;
+
+	return urgent(mp) && (u->match == NULL || u->match(mp, u->arg));
+}
+
+/*
+ * The next message for a reader, in STREAMS order: high priority and
+ * band messages queued ahead of the cache first, then the cache, then the
+ * queue (refilling the cache with a run).  match (getmsg's criteria) may
+ * refuse the message that is first: NULL then, with *nonempty true.
+ * *cached says the message is still counted (report it to rconsumed).
+ */
+static mblk_t *rtake(struct sthead *sh, rmatch_fn match, void *arg,
+		     bool *nonempty, bool *cached)
+{
+	queue_t *rq = sh->sh_sd.sd_rq;
+	mblk_t *mp;
+	int n;
+
+	*nonempty = false;
+	*cached = false;
+	rcache_check(sh);
+	if (sh->sh_rcache == NULL) {
+		mp = str_getq_run(rq, batchable, RCACHE_MSGS, RCACHE_BYTES, &n);
+		if (mp != NULL) {
+			sh->sh_rcache = mp;
+			while (mp->b_next != NULL)
+				mp = mp->b_next;
+			sh->sh_rcache_tail = mp;
+			__atomic_store_n(&sh->sh_rcache_n, n, __ATOMIC_RELEASE);
+			__atomic_store_n(&sh->sh_rcache_gen,
+					 __atomic_load_n(&sh->sh_rflushgen,
+							 __ATOMIC_ACQUIRE),
+					 __ATOMIC_RELEASE);
+		}
+	}
+	if (sh->sh_rcache != NULL) {
+		int fl = sh_flags(sh);
+		if (unlikely(fl & (STRPRI | STRBANDQ))) {
+			/* something may go before the cache */
+			struct urgent_arg u = { match, arg };
+			bool ne;
+			if (fl & STRBANDQ)
+				set_flag(sh, STRBANDQ, false);
+			mp = str_getq_if(rq, urgent_match, &u, &ne);
+			if (mp != NULL) {
+				if (mp->b_band != 0)
+					set_flag(sh, STRBANDQ, true);
+				*nonempty = true;
+				return mp;
+			}
+		}
+		*nonempty = true;
+		if (match != NULL && !match(sh->sh_rcache, arg))
+			return NULL;
+		*cached = true;
+		return rcache_pop(sh);
+	}
+	/* nothing batchable at the front: one message as getq takes it */
+	if (sh_flags(sh) & STRBANDQ)
+		set_flag(sh, STRBANDQ, false);
+	mp = str_getq_if(rq, match, arg, nonempty);
+	if (mp != NULL && mp->b_band != 0 && mp->b_datap->db_type < QPCTL)
+		set_flag(sh, STRBANDQ, true);	/* more may follow */
+	return mp;
+}
+
+/* Put back what a reader did not finish.  A cached message goes back to
+ * the front of the cache (still counted), after its read part is owed;
+ * any other goes back on the queue with putbq. */
+static void rputback(struct sthead *sh, mblk_t *mp, bool cached,
+		     unsigned long b0, unsigned long bl0)
+{
+	if (cached) {
+		rconsumed(sh, b0, bl0, mp);
+		rcache_push_front(sh, mp);
+		return;
+	}
+	putbq(sh->sh_sd.sd_rq, mp);
+	if (mp->b_band != 0 && mp->b_datap->db_type < QPCTL)
+		set_flag(sh, STRBANDQ, true);
+}
+
 /* ---- common reader plumbing ---- */
 
 struct rctx {
@@ -353,15 +622,53 @@ static bool nonblocking(struct rctx *c)
 
 /*
  * Sleep until the read queue, the error or the hangup state changes.
- * 0 to look again, or an errno (EINTR).  Called with sh_rlock held, which
- * stays held: readers queue behind the sleeping one, as in SVR4.
+ * 0 to look again, or an errno (EINTR).  Called with sh_rlock held (and
+ * the cache empty); it is let go while sleeping, so that ioctls looking
+ * at the read side are not held up by a sleeping reader.
  */
 static bool readable(void *arg)
 {
 	struct sthead *sh = arg;
 
 	return __atomic_load_n(&sh->sh_sd.sd_rq->q_first, __ATOMIC_ACQUIRE) ||
+	       sth_rcache_count(sh) > 0 ||
 	       (sh_flags(sh) & (STRHUP | STRDERR | STRCLOSED | STPLEX));
+}
+
+/*
+ * While spinning for data, take it once it is worth a batch or once it
+ * stops coming: a reader that pounced on every message would take them
+ * one at a time and fight the writer for the queue lock on every one,
+ * while a lone message (a request) waits only one more look.
+ */
+#define SETTLE_BATCH 32
+
+struct settle {
+	struct sthead *sh;
+	unsigned long last;		/* blocks queued at the last look */
+};
+
+static bool settled(void *arg)
+{
+	struct settle *st = arg;
+	struct sthead *sh = st->sh;
+	unsigned long n;
+
+	if (sh_flags(sh) & (STRHUP | STRDERR | STRCLOSED | STPLEX | STRPRI))
+		return true;
+	if (sth_rcache_count(sh) > 0)
+		return true;
+	n = __atomic_load_n(&sh->sh_sd.sd_rq->q_mblkcnt, __ATOMIC_RELAXED);
+	if (n == 0) {
+		if (__atomic_load_n(&sh->sh_sd.sd_rq->q_first, __ATOMIC_ACQUIRE))
+			return true;	/* band messages only */
+		st->last = 0;
+		return false;
+	}
+	if (n >= SETTLE_BATCH || n == st->last)
+		return true;
+	st->last = n;
+	return false;
 }
 
 static int read_wait(struct rctx *c)
@@ -369,8 +676,11 @@ static int read_wait(struct rctx *c)
 	struct sthead *sh = c->sh;
 	int seen, err;
 
-	if (sth_spin(c->t, readable, sh))
+	struct settle st = { sh, 0 };
+	if (sth_spin(c->t, settled, &st))
 		return 0;
+	rcredit(sh);
+	strunlock(&sh->sh_rlock);
 
 	if (!c->held) {
 		__atomic_add_fetch(&c->f->f_refs, 1, __ATOMIC_ACQ_REL);
@@ -385,6 +695,7 @@ static int read_wait(struct rctx *c)
 	else
 		err = sth_sleep(&c->t, &sh->sh_rseq, seen, -1);
 	__atomic_sub_fetch(&sh->sh_rwaiters, 1, __ATOMIC_ACQ_REL);
+	strlock(&sh->sh_rlock);
 	return err;
 }
 
@@ -404,9 +715,10 @@ static int frontier_error(mblk_t *mp, int rdopt)
 /* ---- read ---- */
 
 /* Copy from the message into the iovec cursor; consumed bytes are taken
- * off the blocks' b_rptr.  Returns bytes copied. */
+ * off the blocks' b_rptr.  Returns bytes copied; *fault on a bad user
+ * address (what was copied before it stays copied). */
 static size_t copy_out(mblk_t *mp, const struct iovec **iovp, int *iovcnt,
-		       size_t *iovoff, size_t want)
+		       size_t *iovoff, size_t want, bool *fault)
 {
 	size_t done = 0;
 
@@ -419,7 +731,11 @@ static size_t copy_out(mblk_t *mp, const struct iovec **iovp, int *iovcnt,
 				n = room;
 			if (n > want - done)
 				n = want - done;
-			memcpy((char *)v->iov_base + *iovoff, bp->b_rptr, n);
+			if (sth_ucopy((char *)v->iov_base + *iovoff,
+				      bp->b_rptr, n) != 0) {
+				*fault = true;
+				return done;
+			}
 			bp->b_rptr += n;
 			done += n;
 			*iovoff += n;
@@ -444,15 +760,17 @@ static mblk_t *trim_front(mblk_t *mp)
 	return mp;
 }
 
-ssize_t sth_read(int fd, const struct iovec *iov, int iovcnt, bool *handled)
+ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool *handled)
 {
 	struct rctx c = { NULL, NULL, NULL, false };
+	struct iovec loc[8], *iov0;
+	const struct iovec *iov;
 	struct sth_file *f;
 	struct sthead *sh;
-	queue_t *rq;
 	size_t want = 0, iovoff = 0;
 	ssize_t copied = 0;
 	int err = 0, rdopt;
+	bool fault = false;
 
 	c.t = str_enter();
 	if ((f = sth_lookup(fd)) == NULL) {
@@ -463,16 +781,28 @@ ssize_t sth_read(int fd, const struct iovec *iov, int iovcnt, bool *handled)
 	*handled = true;
 	c.f = f;
 	c.sh = sh = f->f_sh;
-	rq = sh->sh_sd.sd_rq;
+	if ((err = sth_uiov(uiov, iovcnt, loc, 8, &iov0)) != 0) {
+		str_exit(c.t);
+		return sth_err(err);
+	}
+	iov = iov0;
 	for (int i = 0; i < iovcnt; i++) {
 		if (iov[i].iov_len > (size_t)SSIZE_MAX - want) {
 			str_exit(c.t);
+			if (iov0 != loc)
+				free(iov0);
 			return sth_err(EINVAL);
 		}
 		want += iov[i].iov_len;
 	}
 	if (sh_flags(sh) & STPLEX) {
 		err = EINVAL;
+		goto out_noread;
+	}
+	if (want == 0) {
+		/* POSIX: zero bytes asked for, zero returned, nothing else
+		 * (an error already pending may be reported) */
+		err = read_error(sh);
 		goto out_noread;
 	}
 	strlock(&sh->sh_rlock);
@@ -484,7 +814,11 @@ ssize_t sth_read(int fd, const struct iovec *iov, int iovcnt, bool *handled)
 
 		if ((err = read_error(sh)) != 0)
 			break;
-		mp = getq(rq);
+		bool ne, cached;
+		unsigned long b0 = 0, bl0 = 0;
+		mp = rtake(sh, NULL, NULL, &ne, &cached);
+		if (mp != NULL && cached)
+			msgsz(mp, &b0, &bl0);
 		if (mp == NULL) {
 			if (copied > 0 || (sh_flags(sh) & (STRHUP | STRCLOSED)))
 				break;		/* what we have, or EOF */
@@ -505,7 +839,7 @@ ssize_t sth_read(int fd, const struct iovec *iov, int iovcnt, bool *handled)
 			continue;
 		}
 		if ((err = frontier_error(mp, rdopt)) != 0) {
-			putbq(rq, mp);
+			rputback(sh, mp, cached, b0, bl0);
 			if (copied > 0)
 				err = 0;
 			break;
@@ -521,8 +855,11 @@ ssize_t sth_read(int fd, const struct iovec *iov, int iovcnt, bool *handled)
 				}
 				if (hp)
 					set_flag(sh, STRPRI, false);
-				if (mp == NULL)
+				if (mp == NULL) {
+					if (cached)
+						rconsumed(sh, b0, bl0, NULL);
 					continue;
+				}
 				if (hp)
 					mp->b_datap->db_type = M_HPDATA;
 				type = mp->b_datap->db_type;
@@ -536,20 +873,35 @@ ssize_t sth_read(int fd, const struct iovec *iov, int iovcnt, bool *handled)
 				if (is_hipri(mp))
 					set_flag(sh, STRPRI, false);
 				freemsg(mp);
+				if (cached)
+					rconsumed(sh, b0, bl0, NULL);
 			} else {
-				putbq(rq, mp);
+				rputback(sh, mp, cached, b0, bl0);
 			}
 			break;
 		}
 		if (copied > 0 && is_hipri(mp)) {
 			/* a byte stream read stops before priority data */
-			putbq(rq, mp);
+			rputback(sh, mp, cached, b0, bl0);
 			break;
 		}
-		n = copy_out(mp, &iov, &iovcnt, &iovoff, want - copied);
+		n = copy_out(mp, &iov, &iovcnt, &iovoff, want - copied, &fault);
 		copied += n;
+		if (fault) {
+			/* what was copied counts; the rest stays unread */
+			mp = trim_front(mp);
+			if (mp != NULL)
+				rputback(sh, mp, cached, b0, bl0);
+			else if (cached)
+				rconsumed(sh, b0, bl0, NULL);
+			if (copied == 0)
+				err = EFAULT;
+			break;
+		}
 		mp = trim_front(mp);
 		if (mp == NULL) {
+			if (cached)
+				rconsumed(sh, b0, bl0, NULL);
 			if (type >= QPCTL)
 				set_flag(sh, STRPRI, false);
 			if ((rdopt & RMODEMASK) != RNORM &&
@@ -564,10 +916,12 @@ ssize_t sth_read(int fd, const struct iovec *iov, int iovcnt, bool *handled)
 			if (type >= QPCTL)
 				set_flag(sh, STRPRI, false);
 			freemsg(mp);
+			if (cached)
+				rconsumed(sh, b0, bl0, NULL);
 		} else {
 			if (type >= QPCTL && mp->b_datap->db_type < QPCTL)
 				mp->b_datap->db_type = M_HPDATA;
-			putbq(rq, mp);
+			rputback(sh, mp, cached, b0, bl0);
 		}
 		break;
 	}
@@ -577,6 +931,8 @@ out_noread:
 	str_exit(c.t);
 	if (c.held)
 		sth_file_rele(f);
+	if (iov0 != loc)
+		free(iov0);
 	if (err != 0)
 		return sth_err(err);
 	return copied;
@@ -602,8 +958,8 @@ static bool gm_match(const mblk_t *mp, void *arg)
 	return true;
 }
 
-/* Copy up to max bytes of the blocks of part into buf; consumed bytes are
- * taken off.  Returns bytes copied. */
+/* Copy up to max bytes of the blocks of part into the application's
+ * buf; consumed bytes are taken off.  Bytes copied, or -1 on a bad buf. */
 static int copy_part(mblk_t *part, char *buf, int max)
 {
 	int done = 0;
@@ -612,41 +968,79 @@ static int copy_part(mblk_t *part, char *buf, int max)
 		int n = (int)MBLKL(bp);
 		if (n > max - done)
 			n = max - done;
-		memcpy(buf + done, bp->b_rptr, (size_t)n);
+		if (sth_ucopy(buf + done, bp->b_rptr, (size_t)n) != 0)
+			return -1;
 		bp->b_rptr += n;
 		done += n;
 	}
 	return done;
 }
 
-/* Plausibility of a user buffer: NULL with a length, or an address in
- * the first page or outside user space, is EFAULT. */
-static bool bad_addr(const void *p, int len)
+/*
+ * The application's getmsg arguments, copied in (and the results copied
+ * out) once, so that a bad pointer anywhere is EFAULT.
+ */
+static int gm_copyin(struct strbuf *uctl, struct strbuf *udat, int *ubandp,
+		     int *uflagsp, bool pmsg, struct strbuf *ctl,
+		     struct strbuf *dat, int *band, int *flags)
 {
-	uintptr_t a = (uintptr_t)p;
-
-	if (len <= 0)
-		return false;
-	return a < 4096 || a >= 0x800000000000ull || a + (uintptr_t)len < a;
+	if (uflagsp == NULL || (pmsg && ubandp == NULL))
+		return EINVAL;
+	if (sth_ucopy(flags, uflagsp, sizeof(int)) ||
+	    (pmsg && sth_ucopy(band, ubandp, sizeof(int))) ||
+	    (uctl && sth_ucopy(ctl, uctl, sizeof(*ctl))) ||
+	    (udat && sth_ucopy(dat, udat, sizeof(*dat))))
+		return EFAULT;
+	return 0;
 }
 
-int sth_getpmsg(int fd, struct strbuf *ctl, struct strbuf *dat,
-		int *bandp, int *flagsp, bool pmsg)
+static int gm_copyout(struct strbuf *uctl, struct strbuf *udat, int *ubandp,
+		      int *uflagsp, bool pmsg, const struct strbuf *ctl,
+		      const struct strbuf *dat, int band, int flags)
+{
+	if ((uctl && sth_ucopy(&uctl->len, &ctl->len, sizeof(int))) ||
+	    (udat && sth_ucopy(&udat->len, &dat->len, sizeof(int))) ||
+	    sth_ucopy(uflagsp, &flags, sizeof(int)) ||
+	    (pmsg && sth_ucopy(ubandp, &band, sizeof(int))))
+		return EFAULT;
+	return 0;
+}
+
+static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
+			 int *bandp, int *flagsp, bool pmsg);
+
+int sth_getpmsg(int fd, struct strbuf *uctl, struct strbuf *udat,
+		int *ubandp, int *uflagsp, bool pmsg)
+{
+	struct strbuf lctl, ldat;
+	int band = 0, flags = 0, r, err;
+
+	err = gm_copyin(uctl, udat, ubandp, uflagsp, pmsg, &lctl, &ldat,
+			&band, &flags);
+	if (err != 0)
+		return sth_err(err);
+	r = getpmsg_local(fd, uctl ? &lctl : NULL, udat ? &ldat : NULL,
+			  pmsg ? &band : NULL, &flags, pmsg);
+	if (r < 0)
+		return r;
+	if (gm_copyout(uctl, udat, ubandp, uflagsp, pmsg, &lctl, &ldat, band,
+		       flags))
+		return sth_err(EFAULT);
+	return r;
+}
+
+/* getmsg on local copies of the arguments (buffers are still the
+ * application's). */
+static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
+			 int *bandp, int *flagsp, bool pmsg)
 {
 	struct rctx c = { NULL, NULL, NULL, false };
 	struct sth_file *f;
 	struct sthead *sh;
-	queue_t *rq;
 	struct gm_want w;
 	int err = 0, ret = 0;
 	bool nonempty;
 
-	if (flagsp == NULL || (pmsg && bandp == NULL))
-		return sth_err(EINVAL);
-	if (bad_addr(flagsp, sizeof(int)) || (pmsg && bad_addr(bandp, 4)) ||
-	    (ctl && bad_addr(ctl, sizeof(*ctl))) ||
-	    (dat && bad_addr(dat, sizeof(*dat))))
-		return sth_err(EFAULT);
 	if (!pmsg) {
 		if (*flagsp == 0)
 			w.mode = MSG_ANY;
@@ -663,9 +1057,6 @@ int sth_getpmsg(int fd, struct strbuf *ctl, struct strbuf *dat,
 		    (w.mode == MSG_HIPRI && w.band != 0))
 			return sth_err(EINVAL);
 	}
-	if ((ctl && ctl->maxlen > 0 && bad_addr(ctl->buf, ctl->maxlen)) ||
-	    (dat && dat->maxlen > 0 && bad_addr(dat->buf, dat->maxlen)))
-		return sth_err(EFAULT);
 
 	c.t = str_enter();
 	if ((f = sth_lookup(fd)) == NULL) {
@@ -674,7 +1065,6 @@ int sth_getpmsg(int fd, struct strbuf *ctl, struct strbuf *dat,
 	}
 	c.f = f;
 	c.sh = sh = f->f_sh;
-	rq = sh->sh_sd.sd_rq;
 	if (sh_flags(sh) & STPLEX) {
 		err = EINVAL;
 		goto out_noread;
@@ -687,7 +1077,11 @@ int sth_getpmsg(int fd, struct strbuf *ctl, struct strbuf *dat,
 
 		if ((err = read_error(sh)) != 0)
 			break;
-		mp = str_getq_if(rq, gm_match, &w, &nonempty);
+		bool cached;
+		unsigned long b0 = 0, bl0 = 0;
+		mp = rtake(sh, gm_match, &w, &nonempty, &cached);
+		if (mp != NULL && cached)
+			msgsz(mp, &b0, &bl0);
 		if (mp == NULL) {
 			if (sh_flags(sh) & (STRHUP | STRCLOSED)) {
 				/* hangup: drained, report empty parts */
@@ -716,9 +1110,11 @@ int sth_getpmsg(int fd, struct strbuf *ctl, struct strbuf *dat,
 							   __ATOMIC_ACQ_REL);
 					c.held = true;
 				}
+				strunlock(&sh->sh_rlock);
 				err = sth_sleep(&c.t, &sh->sh_rseq, seen, -1);
 				__atomic_sub_fetch(&sh->sh_rwaiters, 1,
 						   __ATOMIC_ACQ_REL);
+				strlock(&sh->sh_rlock);
 			} else {
 				err = read_wait(&c);
 			}
@@ -732,7 +1128,7 @@ int sth_getpmsg(int fd, struct strbuf *ctl, struct strbuf *dat,
 			continue;
 		}
 		if (mp->b_datap->db_type == M_PASSFP) {
-			putbq(rq, mp);
+			rputback(sh, mp, cached, b0, bl0);
 			err = EBADMSG;
 			break;
 		}
@@ -761,6 +1157,10 @@ int sth_getpmsg(int fd, struct strbuf *ctl, struct strbuf *dat,
 			ctl->len = -1;
 		} else {
 			clen = copy_part(cpart, ctl->buf, ctl->maxlen);
+			if (clen < 0) {
+				err = EFAULT;
+				clen = 0;
+			}
 			ctl->len = clen;
 			cpart = trim_front(cpart);
 			cleft = cpart != NULL && msgsize(cpart) > 0;
@@ -779,6 +1179,10 @@ int sth_getpmsg(int fd, struct strbuf *ctl, struct strbuf *dat,
 			dat->len = -1;
 		} else {
 			dlen = copy_part(dpart, dat->buf, dat->maxlen);
+			if (dlen < 0) {
+				err = EFAULT;
+				dlen = 0;
+			}
 			dat->len = dlen;
 			dpart = trim_front(dpart);
 			dleft = dpart != NULL && msgsize(dpart) > 0;
@@ -807,9 +1211,12 @@ int sth_getpmsg(int fd, struct strbuf *ctl, struct strbuf *dat,
 					rest->b_datap->db_type = M_HPDATA;
 			}
 			rest->b_band = band;
-			putbq(rq, rest);
-		} else if (hp) {
-			set_flag(sh, STRPRI, false);
+			rputback(sh, rest, cached, b0, bl0);
+		} else {
+			if (hp)
+				set_flag(sh, STRPRI, false);
+			if (cached)
+				rconsumed(sh, b0, bl0, NULL);
 		}
 		break;
 	}

@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -22,20 +23,30 @@
 /* How long a reader or writer spins before sleeping: a message or a
  * back-enable often comes within microseconds, and a sleep costs the
  * waker a system call.  STREAMS_SPIN_US (default 20; 0 never spins). */
-static long spin_ns = -1;
+static long spin_ns;
+static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
+static int spin_gap;
+
+static void spin_config(void)
+{
+	const char *e = getenv("STREAMS_SPIN_US");
+	long us = 20;
+	int g;
+
+	if (e != NULL && *e != '\0') {
+		us = strtol(e, NULL, 10);
+		if (us < 0 || us > 100000)
+			us = 20;
+	}
+	spin_ns = us * 1000;
+	e = getenv("STREAMS_SPIN_GAP");
+	g = e ? atoi(e) : 8;
+	spin_gap = g < 1 ? 1 : g > 100000 ? 100000 : g;
+}
 
 static long spin_budget(void)
 {
-	if (spin_ns < 0) {
-		const char *e = getenv("STREAMS_SPIN_US");
-		long us = 20;
-		if (e != NULL && *e != '\0') {
-			us = strtol(e, NULL, 10);
-			if (us < 0 || us > 100000)
-				us = 20;
-		}
-		spin_ns = us * 1000;
-	}
+	pthread_once(&spin_once, spin_config);
 	return spin_ns;
 }
 
@@ -56,6 +67,9 @@ static inline void relax(void)
 #endif
 }
 
+/* Pauses between looks at the awaited condition (STREAMS_SPIN_GAP,
+ * default 8, about 0.2 us): each look reads a line the other side
+ * writes, so not looking constantly leaves it to the writer. */
 bool sth_spin(struct strthread *t, bool (*ready)(void *), void *arg)
 {
 	long budget = spin_budget(), until = 0;
@@ -63,17 +77,16 @@ bool sth_spin(struct strthread *t, bool (*ready)(void *), void *arg)
 	if (budget == 0)
 		return ready(arg);
 	str_run_local(t);	/* what we enabled may be what we wait for */
-	for (unsigned i = 0;; i++) {
+	for (;;) {
 		if (ready(arg))
 			return true;
-		relax();
-		if ((i & 31) == 31) {
-			long n = now_ns();
-			if (until == 0)
-				until = n + budget;
-			else if (n >= until)
-				return false;
-		}
+		for (int i = 0; i < spin_gap; i++)
+			relax();
+		long n = now_ns();
+		if (until == 0)
+			until = n + budget;
+		else if (n >= until)
+			return false;
 	}
 }
 

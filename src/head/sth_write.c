@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -183,9 +184,12 @@ static void packet_limits(struct sthead *sh, long *minp, long *maxp)
 	*maxp = n ? n->q_maxpsz : INFPSZ;
 }
 
-ssize_t sth_write(int fd, const struct iovec *iov, int iovcnt, bool *handled)
+ssize_t sth_write(int fd, const struct iovec *uiov, int iovcnt,
+		  bool *handled)
 {
 	struct wctx c = { NULL, NULL, NULL, false };
+	struct iovec loc[8], *iov0;
+	const struct iovec *iov;
 	struct sth_file *f;
 	struct sthead *sh;
 	size_t total = 0, done = 0, iovoff = 0, chunk, wroff;
@@ -201,9 +205,16 @@ ssize_t sth_write(int fd, const struct iovec *iov, int iovcnt, bool *handled)
 	*handled = true;
 	c.f = f;
 	c.sh = sh = f->f_sh;
+	if ((err = sth_uiov(uiov, iovcnt, loc, 8, &iov0)) != 0) {
+		str_exit(c.t);
+		return sth_err(err);
+	}
+	iov = iov0;
 	for (int i = 0; i < iovcnt; i++) {
 		if (iov[i].iov_len > (size_t)SSIZE_MAX - total) {
 			str_exit(c.t);
+			if (iov0 != loc)
+				free(iov0);
 			return sth_err(EINVAL);
 		}
 		total += iov[i].iov_len;
@@ -237,7 +248,11 @@ ssize_t sth_write(int fd, const struct iovec *iov, int iovcnt, bool *handled)
 		for (size_t left = n; left > 0;) {
 			size_t room = iov->iov_len - iovoff;
 			size_t k = room < left ? room : left;
-			memcpy(mp->b_wptr, (const char *)iov->iov_base + iovoff, k);
+			if (sth_ucopy(mp->b_wptr, (const char *)iov->iov_base +
+				      iovoff, k) != 0) {
+				err = EFAULT;
+				break;
+			}
 			mp->b_wptr += k;
 			iovoff += k;
 			left -= k;
@@ -245,6 +260,10 @@ ssize_t sth_write(int fd, const struct iovec *iov, int iovcnt, bool *handled)
 				iov++;
 				iovoff = 0;
 			}
+		}
+		if (err != 0) {
+			freemsg(mp);	/* bad buffer: nothing of this part */
+			break;
 		}
 		if (sh_flags(sh) & STRDELIM)
 			mp->b_flag |= MSGDELIM;
@@ -256,20 +275,13 @@ out:
 	str_exit(c.t);
 	if (c.held)
 		sth_file_rele(f);
+	if (iov0 != loc)
+		free(iov0);
 	if (done > 0)
 		return (ssize_t)done;	/* a partial write counts */
 	if (err != 0)
 		return sth_err(err);
 	return 0;
-}
-
-static bool bad_addr(const void *p, long len)
-{
-	uintptr_t a = (uintptr_t)p;
-
-	if (len <= 0)
-		return false;
-	return a < 4096 || a >= 0x800000000000ull || a + (uintptr_t)len < a;
 }
 
 /* putmsg on an open file, inside the caller's entry (c->t). */
@@ -285,9 +297,6 @@ static int putpmsg_common(struct wctx *cp, const struct strbuf *ctl,
 	mblk_t *cmp = NULL, *dmp = NULL, *mp;
 	size_t wroff;
 
-	if ((ctl && bad_addr(ctl, sizeof(*ctl))) ||
-	    (dat && bad_addr(dat, sizeof(*dat))))
-		return EFAULT;
 	if (!pmsg) {
 		if (flags != 0 && flags != RS_HIPRI)
 			return EINVAL;
@@ -303,16 +312,10 @@ static int putpmsg_common(struct wctx *cp, const struct strbuf *ctl,
 	has_dat = dat != NULL && dat->len >= 0;
 	if (hipri && !has_ctl)
 		return EINVAL;
-	if (has_ctl) {
+	if (has_ctl)
 		clen = ctl->len;
-		if (bad_addr(ctl->buf, clen) || (clen > 0 && ctl->buf == NULL))
-			return EFAULT;
-	}
-	if (has_dat) {
+	if (has_dat)
 		dlen = dat->len;
-		if (bad_addr(dat->buf, dlen) || (dlen > 0 && dat->buf == NULL))
-			return EFAULT;
-	}
 	if (fdq != NULL && (fdoff < 0 || (size_t)fdoff > (size_t)clen ||
 			    (size_t)clen - (size_t)fdoff < sizeof(queue_t *) ||
 			    (fdoff % sizeof(void *)) != 0))
@@ -336,7 +339,11 @@ static int putpmsg_common(struct wctx *cp, const struct strbuf *ctl,
 		if ((cmp = alloc_wait(&c, (size_t)clen, &err)) == NULL)
 			goto out;
 		cmp->b_datap->db_type = hipri ? M_PCPROTO : M_PROTO;
-		memcpy(cmp->b_wptr, ctl->buf, (size_t)clen);
+		if (sth_ucopy(cmp->b_wptr, ctl->buf, (size_t)clen) != 0) {
+			freemsg(cmp);
+			err = EFAULT;
+			goto out;
+		}
 		if (fdq != NULL)
 			memcpy(cmp->b_wptr + fdoff, &fdq, sizeof(fdq));
 		cmp->b_wptr += clen;
@@ -350,7 +357,13 @@ static int putpmsg_common(struct wctx *cp, const struct strbuf *ctl,
 		}
 		dmp->b_rptr += wroff;
 		dmp->b_wptr = dmp->b_rptr;
-		memcpy(dmp->b_wptr, dat->buf, (size_t)dlen);
+		if (sth_ucopy(dmp->b_wptr, dat->buf, (size_t)dlen) != 0) {
+			freemsg(dmp);
+			if (cmp)
+				freemsg(cmp);
+			err = EFAULT;
+			goto out;
+		}
 		dmp->b_wptr += dlen;
 	}
 	mp = cmp != NULL ? cmp : dmp;
@@ -364,12 +377,24 @@ out:
 #undef c
 }
 
-int sth_putpmsg(int fd, const struct strbuf *ctl, const struct strbuf *dat,
+int sth_putpmsg(int fd, const struct strbuf *uctl, const struct strbuf *udat,
 		int band, int flags, bool pmsg)
 {
 	struct wctx c = { NULL, NULL, NULL, false };
+	struct strbuf lctl, ldat, *ctl = NULL, *dat = NULL;
 	int err;
 
+	/* the strbufs themselves, copied in: a bad pointer is EFAULT */
+	if (uctl != NULL) {
+		if (sth_ucopy(&lctl, uctl, sizeof(lctl)) != 0)
+			return sth_err(EFAULT);
+		ctl = &lctl;
+	}
+	if (udat != NULL) {
+		if (sth_ucopy(&ldat, udat, sizeof(ldat)) != 0)
+			return sth_err(EFAULT);
+		dat = &ldat;
+	}
 	c.t = str_enter();
 	if ((c.f = sth_lookup(fd)) == NULL) {
 		str_exit(c.t);

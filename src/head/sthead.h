@@ -31,10 +31,11 @@
  * by a back-enable, wakes it.  Service procedures enabled on the way run
  * when the call leaves the library.
  *
- * Locks, outer to inner: sh_plumb (executive's sd_plumb: push, pop, link,
- * close), sh_ioclock (one ioctl at a time), sh_rlock (one reader at a
- * time), sh_lock (head state below), then queue locks.  Descriptor table:
- * sth_fd_lock, taken alone.
+ * Locks, outer to inner: the link lock (every I_LINK/I_UNLINK and a last
+ * close), a stream's plumbing lock (sth_plumb_lock: the pipe pair lock,
+ * then the executive's sd_plumb: push, pop, close), sh_ioclock (one ioctl
+ * at a time), sh_rlock (one reader at a time), sh_lock (head state), then
+ * queue locks.  Descriptor table: sth_fd_lock, taken alone.
  */
 #ifndef STREAMS_STHEAD_H
 #define STREAMS_STHEAD_H
@@ -63,6 +64,9 @@
 #define STRTOSTOP	0x0800
 #define STRPEERGONE	0x1000	/* pipe: the other end is closed */
 #define STRCLONE	0x2000	/* opened through the clone driver */
+#define STRBANDQ	0x4000	/* a band > 0 message may be queued ahead
+				   of the read cache (set after queueing,
+				   cleared by the reader before looking) */
 
 /* Mirror event bits (sh_mwant / sh_mhave) */
 #define MIR_IN		0x01
@@ -83,9 +87,11 @@ struct sth_file {
 
 /* A link of a lower stream below a multiplexing driver. */
 struct sth_link {
-	struct sth_link *l_next;	/* on the controlling head; sh_plumb */
+	struct sth_link *l_next;	/* link lock */
 	struct sthead *l_lower;		/* the linked stream (held) */
-	struct sthead *l_upper;		/* the controlling stream */
+	struct sthead *l_upper;		/* the controlling stream (held if
+					   persistent) */
+	struct cdevsw *l_mux;		/* the multiplexing driver */
 	int l_muxid;
 	int l_persist;			/* I_PLINK */
 };
@@ -122,9 +128,19 @@ struct sthead {
 	struct sth_pair *sh_pair;	/* pipe: shared plumbing lock */
 	int sh_mfd_app;			/* private dup of the application end */
 	int sh_mfd_lib;			/* the library's end */
+	unsigned int sh_rflushgen;	/* bumped by every read-side flush; atomic */
 
-	/* the reader's */
-	strlock_t sh_rlock STH_LINE;	/* readers, one at a time */
+	/* the reader's: one reader at a time, and its read cache, a run of
+	 * ordinary band-0 messages taken from the head read queue in one
+	 * lock hold, read before the queue (sth_read.c) */
+	strlock_t sh_rlock STH_LINE;
+	mblk_t *sh_rcache;		/* first cached (b_next); sh_rlock */
+	mblk_t *sh_rcache_tail;		/* sh_rlock */
+	int sh_rcache_n;		/* messages cached; sh_rlock, atomic */
+	unsigned int sh_rcache_gen;	/* sh_rflushgen when taken; sh_rlock */
+	unsigned long sh_rdebt;		/* bytes read from cached messages, not
+					   yet given back to q_count; sh_rlock */
+	unsigned long sh_rdebt_blocks;	/* the same in blocks; sh_rlock */
 
 	/* sleeping readers: data, error, hangup (futex word bumped on each
 	 * wake-up; waiters counted so wakers make no system call when
@@ -213,6 +229,7 @@ int sth_open_path(const char *path, int oflag, mode_t mode);
 /* Open (major, minor) of cdev with sflag; returns a descriptor. */
 int sth_open_dev(struct cdevsw *cdev, minor_t minor, int oflag, int clone);
 void sth_close_file(struct sth_file *f);
+void sth_close_open(struct sthead *sh, int oflag);
 void sth_hold(struct sthead *sh);
 void sth_rele(struct sthead *sh);
 /* New head with its mirror; NULL with errno. */
@@ -229,6 +246,12 @@ void sth_shutdown_stream(struct stdata *sd);
  */
 
 /* ---- sth_read.c ---- */
+/* Put the read cache back on the front of the head read queue (sh_rlock
+ * held): for ioctls that look at the queue as it is. */
+void sth_rcache_unload(struct sthead *sh);
+/* Messages in the read cache that a reader would still get (racy). */
+int sth_rcache_count(struct sthead *sh);
+void sth_rcache_free(struct sthead *sh);
 ssize_t sth_read(int fd, const struct iovec *iov, int iovcnt, bool *handled);
 int sth_getpmsg(int fd, struct strbuf *ctl, struct strbuf *dat,
 		int *bandp, int *flagsp, bool pmsg);
@@ -247,7 +270,11 @@ int strwput(queue_t *q, mblk_t *mp);
 /* ---- sth_ioctl.c ---- */
 int sth_ioctl(int fd, unsigned long cmd, void *arg, bool *handled);
 void sth_ioc_reply(struct sthead *sh, mblk_t *mp);	/* from strrput */
-int sth_unlink_all(struct sthead *sh, bool persistent_too);
+/* Links: one lock for every link change, taken before any plumbing
+ * lock.  sth_unlink_all_locked: undo the links below sh (its last close). */
+void sth_links_lock(void);
+void sth_links_unlock(void);
+void sth_unlink_all_locked(struct sthead *sh);
 
 /* ---- sth_wait.c: sleeping ---- */
 /* Leave the entry, sleep on *word while it equals seen (the caller bumps
@@ -300,6 +327,15 @@ static inline int sth_err(int e)
 	*__errno_location() = e;
 	return -1;
 }
+
+/* Application memory (sth_ucopy.c): 0 or EFAULT, never a crash. */
+void sth_ucopy_init(void);
+int sth_ucopy(void *dst, const void *src, size_t n);
+int sth_ustrdup(const char *u, size_t max, char **out);
+/* A local copy of an application's iovec array (at most IOV_MAX): 0 or
+ * errno; *out is loc or allocated (free it if != loc). */
+int sth_uiov(const struct iovec *u, int cnt, struct iovec *loc, int nloc,
+	     struct iovec **out);
 
 /* Pipes (sth_pipe.c) */
 int sth_pipe(int fds[2]);
