@@ -128,9 +128,14 @@ static void test_stack_order(void)
 	pthread_mutex_lock(&sd->sd_plumb);
 	sd->sd_anchor = 2;
 	CHECK_EQ(str_pop(sd, 0, &cr), 0);		/* prec goes */
-	CHECK_EQ(str_pop(sd, 0, &cr), EPERM);		/* anchored */
+	/* at the anchor: an unprivileged caller may not pop, root may */
+	cred_t user = cr;
+	user.cr_uid = user.cr_ruid = 65534;
+	CHECK_EQ(str_pop(sd, 0, &user), EPERM);
+	cred_t root = cr;
+	root.cr_uid = 0;
+	CHECK_EQ(str_pop(sd, 0, &root), 0);
 	sd->sd_anchor = 0;
-	CHECK_EQ(str_pop(sd, 0, &cr), 0);
 	CHECK_EQ(str_pop(sd, 0, &cr), 0);
 	CHECK_EQ(str_pop(sd, 0, &cr), EINVAL);		/* only the driver */
 	CHECK_EQ(sd->sd_pushcnt, 0);

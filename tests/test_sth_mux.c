@@ -1,0 +1,235 @@
+/*
+ * test_sth_mux -- multiplexing with the mux driver (streamio I_LINK,
+ * I_UNLINK, I_PLINK, I_PUNLINK): an echo stream linked below a mux
+ * stream carries what the mux stream writes and brings it back; the
+ * lower stream's own descriptor fails with EINVAL (POLLNVAL for poll)
+ * while linked and works again once unlinked; I_UNLINK by muxid and with
+ * MUXID_ALL; the last close of the controlling stream undoes its links;
+ * a persistent link survives it and I_PUNLINK from another open of the
+ * driver removes it; two levels of multiplexers; the errors: a stream
+ * linked twice, a link loop, linking below a stream that is not a
+ * multiplexer, bad descriptors, unknown muxids.
+ */
+#include "sth.h"
+
+static int open_mux(int oflag)
+{
+	int fd = open("/dev/streams/mux", O_RDWR | oflag);
+
+	REQUIRE(fd >= 0);
+	return fd;
+}
+
+static bool roundtrip(int fd, const char *s)
+{
+	char buf[64];
+	size_t n = strlen(s);
+	int fl = fcntl(fd, F_GETFL);
+	ssize_t r;
+	long end = now_ms() + 2000;
+
+	if (write(fd, s, n) != (ssize_t)n)
+		return false;
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	while ((r = read(fd, buf, sizeof(buf))) < 0 && errno == EAGAIN &&
+	       now_ms() < end)
+		pause_ms(1);
+	fcntl(fd, F_SETFL, fl);
+	return r == (ssize_t)n && memcmp(buf, s, n) == 0;
+}
+
+static void test_link(void)
+{
+	int m = open_mux(0), e = open_echo(0), e2 = open_echo(0), id, id2;
+	char buf[16];
+	struct strbuf d = { sizeof(buf), 1, buf };
+	int flags = 0;
+
+	/* nothing linked: what the mux stream writes goes nowhere */
+	CHECK_RET(write(m, "lost", 4), 4);
+	CHECK_RET(nread(m, NULL), 0);
+	id = ioctl(m, I_LINK, e);
+	CHECK(id > 0);
+	CHECK(roundtrip(m, "via echo"));
+	/* the lower stream's descriptor: EINVAL for everything */
+	CHECK_ERR(read(e, buf, sizeof(buf)), EINVAL);
+	CHECK_ERR(write(e, "x", 1), EINVAL);
+	CHECK_ERR(getmsg(e, NULL, &d, &flags), EINVAL);
+	CHECK_ERR(putmsg(e, NULL, &d, 0), EINVAL);
+	CHECK_ERR(ioctl(e, I_PUSH, "nullmod"), EINVAL);
+	CHECK_ERR(ioctl(e, I_NREAD, &flags), EINVAL);
+	struct pollfd pf = { e, POLLIN | POLLOUT, 0 };
+	CHECK_RET(poll(&pf, 1, 0), 1);
+	CHECK_EQ(pf.revents, POLLNVAL);
+	/* linked twice: EINVAL */
+	int m2 = open_mux(0);
+	CHECK_ERR(ioctl(m2, I_LINK, e), EINVAL);
+	CHECK_ERR(ioctl(m, I_LINK, e), EINVAL);
+	CHECK_RET(close(m2), 0);
+	/* a second link; MUX_ROUTE sends writes down it */
+	id2 = ioctl(m, I_LINK, e2);
+	CHECK(id2 > 0 && id2 != id);
+	CHECK_RET(do_str(m, MUX_ROUTE, &id2, sizeof(id2), 0, NULL), 0);
+	CHECK(roundtrip(m, "second"));
+	/* unlink the first by its muxid: e works again */
+	CHECK_RET(ioctl(m, I_UNLINK, id), 0);
+	CHECK(roundtrip(e, "free again"));
+	CHECK_RET(nlist(e), 1);
+	CHECK_ERR(ioctl(m, I_UNLINK, id), EINVAL);
+	CHECK_ERR(ioctl(m, I_UNLINK, 12345), EINVAL);
+	CHECK(roundtrip(m, "still second"));
+	/* MUXID_ALL */
+	CHECK_RET(ioctl(m, I_UNLINK, MUXID_ALL), 0);
+	CHECK(roundtrip(e2, "e2 free"));
+	CHECK_RET(write(m, "lost", 4), 4);
+	CHECK_RET(nread(m, NULL), 0);
+	CHECK_RET(close(e), 0);
+	CHECK_RET(close(e2), 0);
+	CHECK_RET(close(m), 0);
+}
+
+static void test_errors(void)
+{
+	int m = open_mux(0), e = open_echo(0), e2 = open_echo(0), p[2];
+	int nul = open("/dev/null", O_RDWR);
+
+	REQUIRE(nul >= 0);
+	/* not a multiplexer */
+	CHECK_ERR(ioctl(e, I_LINK, e2), EINVAL);
+	CHECK_ERR(ioctl(e, I_PLINK, e2), EINVAL);
+	open_pipe(p);
+	CHECK_ERR(ioctl(p[0], I_LINK, e2), EINVAL);
+	/* not a stream, not a descriptor */
+	CHECK_ERR(ioctl(m, I_LINK, nul), EINVAL);
+	CHECK_ERR(ioctl(m, I_LINK, bad_fd()), EBADF);
+	CHECK_ERR(ioctl(m, I_LINK, -1), EBADF);
+	/* loops: a stream below itself */
+	CHECK_ERR(ioctl(m, I_LINK, m), EINVAL);
+	int md = dup(m);
+	CHECK_ERR(ioctl(m, I_LINK, md), EINVAL);
+	CHECK_RET(close(md), 0);
+	/* and a multiplexer below one linked below it */
+	int m2 = open_mux(0), m3 = open_mux(0);
+	int id = ioctl(m2, I_LINK, m3);		/* m3 below m2 */
+	CHECK(id > 0);
+	CHECK_ERR(ioctl(m3, I_LINK, m2), EINVAL);
+	CHECK_RET(ioctl(m2, I_UNLINK, id), 0);
+	/* the two unlinked: the other way round works */
+	id = ioctl(m3, I_LINK, m2);
+	CHECK(id > 0);
+	CHECK_ERR(ioctl(m2, I_LINK, m3), EINVAL);
+	CHECK_RET(ioctl(m3, I_UNLINK, MUXID_ALL), 0);
+	/* the links after all that: none, everything works */
+	CHECK(roundtrip(e, "e"));
+	CHECK(roundtrip(e2, "e2"));
+	CHECK_RET(close(m2), 0);
+	CHECK_RET(close(m3), 0);
+	/* unlinking what is not linked */
+	CHECK_ERR(ioctl(m, I_UNLINK, 1), EINVAL);
+	CHECK_ERR(ioctl(m, I_PUNLINK, 1), EINVAL);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+	close(nul);
+	CHECK_RET(close(e), 0);
+	CHECK_RET(close(e2), 0);
+	CHECK_RET(close(m), 0);
+}
+
+/* Two levels: m1 over m2 over echo. */
+static void test_two_levels(void)
+{
+	int m1 = open_mux(0), m2 = open_mux(0), e = open_echo(0), a, b;
+
+	a = ioctl(m2, I_LINK, e);
+	CHECK(a > 0);
+	b = ioctl(m1, I_LINK, m2);
+	CHECK(b > 0);
+	CHECK(roundtrip(m1, "two levels down"));
+	/* the middle stream is a lower stream now */
+	CHECK_ERR(write(m2, "x", 1), EINVAL);
+	/* the last close of m1 unlinks m2; m2 still has e below it */
+	CHECK_RET(close(m1), 0);
+	CHECK(roundtrip(m2, "one level"));
+	CHECK_RET(close(m2), 0);
+	/* and m2's last close freed e */
+	CHECK(roundtrip(e, "alone"));
+	CHECK_RET(close(e), 0);
+}
+
+/* A lower stream whose descriptor is closed stays linked; unlinking it
+ * then closes it.  In a child process (CHECK_ISOLATED_T): it can hang. */
+static int test_close_lower(void)
+{
+	long base = streams_in_use();
+	int m = open_mux(0), e = open_echo(0), id;
+
+	id = ioctl(m, I_LINK, e);
+	CHECK(id > 0);
+	CHECK_RET(close(e), 0);
+	CHECK_RET(streams_in_use(), base + 2);
+	CHECK(roundtrip(m, "lower has no fd"));
+	CHECK_RET(ioctl(m, I_UNLINK, id), 0);
+	CHECK_RET(streams_in_use(), base + 1);
+	CHECK_RET(close(m), 0);
+	CHECK_RET(streams_in_use(), base);
+	return 0;
+}
+
+static void test_plink(void)
+{
+	long base = streams_in_use();
+	int m = open_mux(0), e = open_echo(0), e2 = open_echo(0), id, id2;
+
+	id = ioctl(m, I_PLINK, e);
+	CHECK(id > 0);
+	CHECK(roundtrip(m, "persistent"));
+	/* I_UNLINK does not undo a persistent link */
+	CHECK_ERR(ioctl(m, I_UNLINK, id), EINVAL);
+	CHECK_ERR(write(e, "x", 1), EINVAL);
+	/* closing everything leaves the link (and both streams) */
+	CHECK_RET(close(e), 0);
+	CHECK_RET(close(m), 0);
+	CHECK_RET(streams_in_use(), base + 3);	/* m's, e's, e2 */
+	/* another open of the driver removes it */
+	int m2 = open_mux(0);
+	CHECK_ERR(ioctl(m2, I_PUNLINK, id + 1000), EINVAL);
+	CHECK_RET(ioctl(m2, I_PUNLINK, id), 0);
+	CHECK_RET(streams_in_use(), base + 2);	/* m2, e2 */
+	CHECK_ERR(ioctl(m2, I_PUNLINK, id), EINVAL);
+	/* MUXID_ALL for persistent links */
+	id2 = ioctl(m2, I_PLINK, e2);
+	CHECK(id2 > 0);
+	CHECK_RET(ioctl(m2, I_PUNLINK, MUXID_ALL), 0);
+	CHECK(roundtrip(e2, "unlinked"));
+	CHECK_RET(close(m2), 0);
+	CHECK_RET(close(e2), 0);
+	CHECK_RET(streams_in_use(), base);
+}
+
+/* The last close of a controlling stream undoes its (ordinary) links. */
+static void test_close_upper(void)
+{
+	int m = open_mux(0), e = open_echo(0), id;
+
+	id = ioctl(m, I_LINK, e);
+	CHECK(id > 0);
+	int md = dup(m);
+	CHECK_RET(close(m), 0);		/* not the last close */
+	CHECK_ERR(write(e, "x", 1), EINVAL);
+	CHECK_RET(close(md), 0);
+	CHECK(roundtrip(e, "upper gone"));
+	CHECK_RET(close(e), 0);
+}
+
+int main(void)
+{
+	CHECK_ISOLATED_T(test_close_lower, 5);
+	th_mark();
+	test_link();
+	test_errors();
+	test_two_levels();
+	test_plink();
+	test_close_upper();
+	CHECK_EQ(th_leaks(), 0);
+	T_DONE();
+}

@@ -1,0 +1,528 @@
+/*
+ * test_sth_open -- opening and closing streams through the POSIX calls:
+ * the /dev/streams/<drv>, /dev/streams/<drv>/<minor> and
+ * /dev/streams/clone/<drv> names, unknown names, O_NONBLOCK and the file
+ * status flags, two opens of one minor sharing a stream, clone opens
+ * getting new ones, the last close running the close procedures (module
+ * counts, I_LIST of a reopened minor) and honouring I_SETCLTIME while the
+ * write side cannot drain, dup/dup2/dup3/F_DUPFD/close of stream
+ * descriptors, isastream, fattach/fdetach (SUSv2 fattach/fdetach), and
+ * autopush (autopush_add, then the modules show in I_LIST).
+ */
+#include "sth.h"
+
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <sys/strconf.h>
+
+/* Write s on wfd and read it back on rfd (non-blocking read): 1 if it
+ * arrived exactly. */
+static int echoes(int wfd, int rfd, const char *s)
+{
+	char buf[256];
+	size_t n = strlen(s);
+	int fl = fcntl(rfd, F_GETFL);
+	ssize_t r;
+
+	if (write(wfd, s, n) != (ssize_t)n)
+		return 0;
+	fcntl(rfd, F_SETFL, fl | O_NONBLOCK);
+	r = read(rfd, buf, sizeof(buf));
+	fcntl(rfd, F_SETFL, fl);
+	return r == (ssize_t)n && memcmp(buf, s, n) == 0;
+}
+
+static bool readable_now(int fd)
+{
+	int b;
+
+	return nread(fd, &b) > 0;
+}
+
+static void test_names(void)
+{
+	int a, b, c, d, e;
+	char buf[16];
+
+	/* /dev/streams/<drv>: minor 0 */
+	a = open("/dev/streams/echo", O_RDWR);
+	CHECK(a >= 0);
+	CHECK_RET(isastream(a), 1);
+	CHECK(echoes(a, a, "minor zero"));
+	/* /dev/streams/<drv>/0 is the same stream */
+	b = open("/dev/streams/echo/0", O_RDWR);
+	CHECK(b >= 0);
+	CHECK(b != a);
+	CHECK_RET(write(a, "shared", 6), 6);
+	CHECK_RET(read(b, buf, sizeof(buf)), 6);
+	CHECK_MEM(buf, "shared", 6);
+	CHECK(!readable_now(a));
+	/* another minor is another stream */
+	c = open("/dev/streams/echo/5", O_RDWR);
+	CHECK(c >= 0);
+	CHECK_RET(write(c, "five", 4), 4);
+	CHECK(!readable_now(a));
+	CHECK_RET(nread(c, NULL), 1);
+	CHECK_RET(read(c, buf, sizeof(buf)), 4);
+	/* clone opens: a new stream each */
+	d = open("/dev/streams/clone/echo", O_RDWR);
+	e = open("/dev/streams/clone/echo", O_RDWR);
+	CHECK(d >= 0 && e >= 0);
+	CHECK_RET(write(d, "d", 1), 1);
+	CHECK_RET(nread(e, NULL), 0);
+	CHECK_RET(nread(a, NULL), 0);
+	CHECK_RET(read(d, buf, sizeof(buf)), 1);
+	CHECK_RET(write(e, "ee", 2), 2);
+	CHECK_RET(nread(d, NULL), 0);
+	CHECK_RET(read(e, buf, sizeof(buf)), 2);
+	/* a driver's open failing: its error (echo has minors < 1024) */
+	CHECK_ERR(open("/dev/streams/echo/2000", O_RDWR), ENXIO);
+	/* names that do not exist */
+	CHECK_ERR(open("/dev/streams/nosuchdrv", O_RDWR), ENOENT);
+	CHECK_ERR(open("/dev/streams/clone/nosuchdrv", O_RDWR), ENOENT);
+	CHECK_ERR(open("/dev/streams/echo/x1", O_RDWR), ENOENT);
+	CHECK_ERR(open("/dev/streams/echo/", O_RDWR), ENOENT);
+	CHECK_ERR(open("/dev/streams/clone/echo/3", O_RDWR), ENOENT);
+	CHECK_ERR(open("/dev/streams/", O_RDWR), ENOENT);
+	/* POSIX open: O_CREAT|O_EXCL of an existing name */
+	CHECK_ERR(open("/dev/streams/echo/0", O_RDWR | O_CREAT | O_EXCL, 0600),
+		  EEXIST);
+	/* openat with an absolute path names the stream too */
+	int f = openat(AT_FDCWD, "/dev/streams/echo/0", O_RDWR);
+	CHECK(f >= 0);
+	CHECK_RET(isastream(f), 1);
+	CHECK(echoes(f, a, "openat"));
+	CHECK_RET(close(f), 0);
+	CHECK_RET(close(a), 0);
+	CHECK_RET(close(b), 0);
+	CHECK_RET(close(c), 0);
+	CHECK_RET(close(d), 0);
+	CHECK_RET(close(e), 0);
+	CHECK_ERR(close(e), EBADF);
+}
+
+static void test_flags(void)
+{
+	char buf[8];
+	int a, b, d;
+
+	a = open("/dev/streams/clone/echo", O_RDWR | O_NONBLOCK);
+	REQUIRE(a >= 0);
+	CHECK_ERR(read(a, buf, sizeof(buf)), EAGAIN);
+	CHECK_RET(fcntl(a, F_GETFL) & O_NONBLOCK, O_NONBLOCK);
+	CHECK_RET(fcntl(a, F_GETFL) & O_ACCMODE, O_RDWR);
+	CHECK_RET(fcntl(a, F_SETFL, 0), 0);
+	CHECK_RET(fcntl(a, F_GETFL) & O_NONBLOCK, 0);
+	CHECK_RET(fcntl(a, F_GETFL) & O_ACCMODE, O_RDWR);
+	/* a dup shares the open file description and its flags */
+	d = dup(a);
+	CHECK(d >= 0);
+	CHECK_RET(fcntl(d, F_SETFL, O_NONBLOCK), 0);
+	CHECK_RET(fcntl(a, F_GETFL) & O_NONBLOCK, O_NONBLOCK);
+	CHECK_ERR(read(a, buf, sizeof(buf)), EAGAIN);
+	/* FIONBIO as well */
+	int off = 0;
+	CHECK_RET(ioctl(a, FIONBIO, &off), 0);
+	CHECK_RET(fcntl(d, F_GETFL) & O_NONBLOCK, 0);
+	CHECK_RET(fcntl(d, F_SETFL, O_NONBLOCK), 0);
+	/* another open of the same stream has its own flags */
+	CHECK_RET(fcntl(a, F_SETFL, O_NONBLOCK), 0);
+	b = open("/dev/streams/echo/3", O_RDWR);
+	CHECK(b >= 0);
+	int b2 = open("/dev/streams/echo/3", O_RDWR | O_NONBLOCK);
+	CHECK(b2 >= 0);
+	CHECK_RET(fcntl(b, F_GETFL) & O_NONBLOCK, 0);
+	CHECK_RET(fcntl(b2, F_GETFL) & O_NONBLOCK, O_NONBLOCK);
+	CHECK_ERR(read(b2, buf, sizeof(buf)), EAGAIN);
+	/* close-on-exec is a descriptor flag */
+	int x = open("/dev/streams/clone/echo", O_RDWR | O_CLOEXEC);
+	CHECK(x >= 0);
+	CHECK_RET(fcntl(x, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+	CHECK_RET(fcntl(a, F_GETFD) & FD_CLOEXEC, 0);
+	CHECK_RET(close(x), 0);
+	CHECK_RET(close(a), 0);
+	CHECK_RET(close(d), 0);
+	CHECK_RET(close(b), 0);
+	CHECK_RET(close(b2), 0);
+}
+
+/* dup, dup2, dup3, F_DUPFD, F_DUPFD_CLOEXEC and close */
+static void test_dup(void)
+{
+	long base = streams_in_use();
+	int a, d, d2, d3, d4, nul, nul2;
+	char buf[16];
+
+	a = open_echo(0);
+	CHECK_RET(streams_in_use(), base + 1);
+	d = dup(a);
+	CHECK(d >= 0 && d != a);
+	CHECK_RET(isastream(d), 1);
+	CHECK(echoes(d, a, "via dup"));
+	/* closing the original leaves the stream to the dup */
+	CHECK_RET(close(a), 0);
+	CHECK_RET(isastream(d), 1);
+	CHECK(echoes(d, d, "after close"));
+	CHECK_RET(streams_in_use(), base + 1);
+	/* dup2 over a regular descriptor makes it a stream */
+	nul = open("/dev/null", O_RDWR);
+	REQUIRE(nul >= 0);
+	CHECK_RET(isastream(nul), 0);
+	CHECK_RET(dup2(d, nul), nul);
+	CHECK_RET(isastream(nul), 1);
+	CHECK(echoes(nul, d, "dup2"));
+	/* dup2 of a descriptor onto itself changes nothing */
+	CHECK_RET(dup2(d, d), d);
+	CHECK_RET(isastream(d), 1);
+	/* dup2 of a regular file over a stream descriptor: no longer one */
+	nul2 = open("/dev/null", O_RDWR);
+	REQUIRE(nul2 >= 0);
+	CHECK_RET(dup2(nul2, nul), nul);
+	CHECK_RET(isastream(nul), 0);
+	CHECK_RET(write(nul, "x", 1), 1);	/* /dev/null takes it */
+	CHECK_RET(isastream(d), 1);
+	/* dup3 with O_CLOEXEC */
+	d3 = dup3(d, nul, O_CLOEXEC);
+	CHECK_RET(d3, nul);
+	CHECK_RET(isastream(d3), 1);
+	CHECK_RET(fcntl(d3, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+	CHECK(echoes(d3, d, "dup3"));
+	/* F_DUPFD gives the lowest free number >= arg */
+	d2 = fcntl(d, F_DUPFD, 200);
+	CHECK(d2 >= 200);
+	CHECK_RET(isastream(d2), 1);
+	CHECK(echoes(d2, d, "F_DUPFD"));
+	d4 = fcntl(d, F_DUPFD_CLOEXEC, 0);
+	CHECK(d4 >= 0);
+	CHECK_RET(fcntl(d4, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+	CHECK_RET(isastream(d4), 1);
+	CHECK_RET(write(d4, "four", 4), 4);
+	CHECK_RET(read(d2, buf, sizeof(buf)), 4);
+	CHECK_RET(close(d), 0);
+	CHECK_RET(close(d2), 0);
+	CHECK_RET(close(d3), 0);
+	CHECK_RET(streams_in_use(), base + 1);	/* d4 still holds it */
+	CHECK_RET(close(d4), 0);
+	CHECK_RET(streams_in_use(), base);	/* last close: gone */
+	CHECK_ERR(close(d4), EBADF);
+	CHECK_ERR(dup(d4), EBADF);
+	CHECK_ERR(write(d4, "x", 1), EBADF);
+	CHECK_ERR(read(d4, buf, 1), EBADF);
+	CHECK_RET(close(nul2), 0);
+}
+
+static void test_isastream(void)
+{
+	char path[] = "/tmp/sth-open-XXXXXX";
+	int f = mkstemp(path), sv[2], p[2], s = open_echo(0), bad;
+
+	REQUIRE(f >= 0);
+	CHECK_RET(isastream(s), 1);
+	CHECK_RET(isastream(f), 0);
+	REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	REQUIRE(pipe(p) == 0);
+	CHECK_RET(isastream(sv[0]), 0);
+	CHECK_RET(isastream(p[0]), 0);
+	bad = dup(f);
+	REQUIRE(bad >= 0);
+	close(bad);
+	CHECK_ERR(isastream(bad), EBADF);
+	CHECK_ERR(isastream(-1), EBADF);
+	close(sv[0]);
+	close(sv[1]);
+	close(p[0]);
+	close(p[1]);
+	close(f);
+	unlink(path);
+	CHECK_RET(close(s), 0);
+}
+
+/* The last close runs every close procedure; earlier closes none. */
+static void test_last_close(void)
+{
+	struct fmodsw *nm = fmod_find("nullmod"), *tm = fmod_find("testmod");
+	struct cdevsw *echo = cdev_find("echo");
+	int a, b, nmc, tmc, ec;
+	struct str_mlist names[4];
+	struct str_list sl = { 4, names };
+
+	REQUIRE(nm != NULL && tm != NULL && echo != NULL);
+	nmc = nm->f_count;
+	tmc = tm->f_count;
+	ec = echo->d_count;
+	a = open("/dev/streams/echo/7", O_RDWR);
+	REQUIRE(a >= 0);
+	CHECK_RET(echo->d_count, ec + 1);
+	CHECK_RET(ioctl(a, I_PUSH, "nullmod"), 0);
+	CHECK_RET(ioctl(a, I_PUSH, "testmod"), 0);
+	CHECK_RET(nm->f_count, nmc + 1);
+	CHECK_RET(tm->f_count, tmc + 1);
+	b = open("/dev/streams/echo/7", O_RDWR);
+	REQUIRE(b >= 0);
+	/* the second open sees the modules the first pushed */
+	CHECK_RET(nlist(b), 3);
+	CHECK_RET(ioctl(b, I_LIST, &sl), 0);
+	CHECK_RET(sl.sl_nmods, 3);
+	CHECK(strcmp(names[0].l_name, "testmod") == 0);
+	CHECK(strcmp(names[1].l_name, "nullmod") == 0);
+	CHECK(strcmp(names[2].l_name, "echo") == 0);
+	/* not the last close: nothing closed */
+	CHECK_RET(close(a), 0);
+	CHECK_RET(nm->f_count, nmc + 1);
+	CHECK_RET(nlist(b), 3);
+	CHECK(echoes(b, b, "still open"));
+	/* the last close pops the modules and closes the driver */
+	CHECK_RET(close(b), 0);
+	CHECK_RET(nm->f_count, nmc);
+	CHECK_RET(tm->f_count, tmc);
+	CHECK_RET(echo->d_count, ec);
+	/* a new open of the minor is a new stream: no modules */
+	a = open("/dev/streams/echo/7", O_RDWR);
+	REQUIRE(a >= 0);
+	CHECK_RET(nlist(a), 1);
+	CHECK_ERR(ioctl(a, I_LOOK, names[0].l_name), EINVAL);
+	CHECK_RET(close(a), 0);
+}
+
+/* I_SETCLTIME: the last close waits that long for the write side to
+ * drain, and not at all with O_NONBLOCK or when it is empty. */
+static int stuffed_echo(void)
+{
+	int fd = open_echo(O_NONBLOCK);
+	char blk[1024];
+	int n = 0;
+
+	memset(blk, 'c', sizeof(blk));
+	/* nobody reads: the head read queue fills, then echo's write
+	 * queue holds the rest until it is full too */
+	while (write(fd, blk, sizeof(blk)) == (ssize_t)sizeof(blk) && n < 1000)
+		n++;
+	CHECK_EQ(errno, EAGAIN);
+	CHECK(n > 5 && n < 1000);
+	return fd;
+}
+
+static void test_cltime(void)
+{
+	int fd, v;
+	long t0, dt;
+
+	fd = open_echo(0);
+	CHECK_RET(ioctl(fd, I_GETCLTIME, &v), 0);
+	CHECK_EQ(v, 15000);		/* SVR4 default: 15 s */
+	v = -1;
+	CHECK_ERR(ioctl(fd, I_SETCLTIME, &v), EINVAL);
+	v = 5000;
+	CHECK_RET(ioctl(fd, I_SETCLTIME, &v), 0);
+	v = 0;
+	CHECK_RET(ioctl(fd, I_GETCLTIME, &v), 0);
+	CHECK_EQ(v, 5000);
+	/* nothing to drain: no wait */
+	t0 = now_ms();
+	CHECK_RET(close(fd), 0);
+	CHECK(now_ms() - t0 < 1000);
+
+	/* the write side stays full: the close waits the close time */
+	fd = stuffed_echo();
+	CHECK_RET(set_nonblock(fd, false), 0);
+	v = 300;
+	CHECK_RET(ioctl(fd, I_SETCLTIME, &v), 0);
+	t0 = now_ms();
+	CHECK_RET(close(fd), 0);
+	dt = now_ms() - t0;
+	CHECK(dt >= 290);
+	CHECK(dt < 3000);
+
+	/* close time 0: no wait */
+	fd = stuffed_echo();
+	CHECK_RET(set_nonblock(fd, false), 0);
+	v = 0;
+	CHECK_RET(ioctl(fd, I_SETCLTIME, &v), 0);
+	t0 = now_ms();
+	CHECK_RET(close(fd), 0);
+	CHECK(now_ms() - t0 < 250);
+
+	/* O_NONBLOCK: no wait either */
+	fd = stuffed_echo();
+	v = 5000;
+	CHECK_RET(ioctl(fd, I_SETCLTIME, &v), 0);
+	t0 = now_ms();
+	CHECK_RET(close(fd), 0);
+	CHECK(now_ms() - t0 < 1000);
+}
+
+/* The close of a loop end waits while its partner drains what it
+ * wrote, and returns once all of it got there. */
+struct drainer {
+	int fd;
+	pid_t closer;
+	long want, got;
+};
+
+static void *drain_main(void *arg)
+{
+	struct drainer *d = arg;
+	char buf[4096];
+	long end = now_ms() + 5000;
+
+	wait_blocked(d->closer);
+	while (d->got < d->want && now_ms() < end) {
+		ssize_t k = read(d->fd, buf, sizeof(buf));
+		if (k > 0)
+			d->got += k;
+		else
+			pause_ms(1);
+	}
+	return NULL;
+}
+
+static void test_cltime_drain(void)
+{
+	int a = open("/dev/streams/clone/loop", O_RDWR | O_NONBLOCK);
+	int b = open("/dev/streams/loop/1", O_RDWR | O_NONBLOCK);
+	struct drainer d;
+	pthread_t th;
+	char blk[1024];
+	long total = 0, t0, dt;
+	ssize_t k;
+	int v = 5000;
+
+	REQUIRE(a >= 0 && b >= 0);
+	memset(blk, 'd', sizeof(blk));
+	while ((k = write(a, blk, sizeof(blk))) > 0 && total < 10000000)
+		total += k;
+	CHECK_EQ(errno, EAGAIN);
+	CHECK_RET(set_nonblock(a, false), 0);
+	CHECK_RET(ioctl(a, I_SETCLTIME, &v), 0);
+	d = (struct drainer){ b, my_tid(), total, 0 };
+	REQUIRE(pthread_create(&th, NULL, drain_main, &d) == 0);
+	t0 = now_ms();
+	CHECK_RET(close(a), 0);
+	dt = now_ms() - t0;
+	pthread_join(th, NULL);
+	CHECK(dt < 4000);		/* not the whole close time */
+	CHECK_EQ(d.got, total);		/* and nothing was lost */
+	CHECK_RET(close(b), 0);
+}
+
+static void test_fattach(void)
+{
+	char path[] = "/tmp/sth-fattach-XXXXXX";
+	int tmp = mkstemp(path), fd, fd2, fd3, nul;
+	char buf[16];
+
+	REQUIRE(tmp >= 0);
+	close(tmp);
+	fd = open_echo(0);
+	CHECK_RET(ioctl(fd, I_PUSH, "nullmod"), 0);
+	CHECK_RET(fattach(fd, path), 0);
+	/* the name now opens the stream */
+	fd2 = open(path, O_RDWR);
+	CHECK(fd2 >= 0);
+	CHECK_RET(isastream(fd2), 1);
+	CHECK_RET(nlist(fd2), 2);
+	CHECK_RET(write(fd2, "named", 5), 5);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 5);
+	CHECK_MEM(buf, "named", 5);
+	/* attached once only */
+	CHECK_ERR(fattach(fd, path), EBUSY);
+	/* SUSv2 fattach errors */
+	nul = open("/dev/null", O_RDWR);
+	REQUIRE(nul >= 0);
+	CHECK_ERR(fattach(nul, "/tmp"), EINVAL);	/* not a stream */
+	close(nul);
+	CHECK_ERR(fattach(nul, "/tmp"), EBADF);
+	CHECK_ERR(fattach(fd, "/nonexistent-sth-dir/x"), ENOENT);
+	fdetach("/nonexistent-sth-dir/x");	/* in case it was attached */
+	CHECK_ERR(fattach(fd, ""), ENOENT);
+	/* fdetach: "If there are no open file descriptors or other
+	 * references to the STREAM, then a successful call to fdetach()
+	 * has the same effect as performing the last close()": until
+	 * then, the attached stream stays open without descriptors */
+	CHECK_RET(close(fd2), 0);
+	CHECK_RET(close(fd), 0);
+	fd3 = open(path, O_RDWR);
+	CHECK(fd3 >= 0);
+	if (fd3 >= 0) {
+		CHECK_RET(isastream(fd3), 1);
+		CHECK_RET(nlist(fd3), 2);	/* the same stream */
+		CHECK(echoes(fd3, fd3, "still attached"));
+		CHECK_RET(close(fd3), 0);
+	}
+	CHECK_RET(fdetach(path), 0);
+	/* the name is the file again */
+	fd3 = open(path, O_RDWR);
+	CHECK(fd3 >= 0);
+	CHECK_RET(isastream(fd3), 0);
+	if (fd3 >= 0)
+		close(fd3);
+	CHECK_ERR(fdetach(path), EINVAL);		/* not attached */
+	CHECK_ERR(fdetach("/nonexistent-sth-dir/y"), ENOENT);
+	unlink(path);
+}
+
+static void test_autopush(void)
+{
+	struct cdevsw *echo = cdev_find("echo");
+	struct strapush sap;
+	struct str_mlist names[4];
+	struct str_list sl = { 4, names };
+	int fd, other;
+
+	REQUIRE(echo != NULL);
+	memset(&sap, 0, sizeof(sap));
+	sap.sap_cmd = SAP_ONE;
+	sap.sap_major = echo->d_major;
+	sap.sap_minor = 9;
+	sap.sap_npush = 2;
+	strcpy(sap.sap_list[0], "nullmod");
+	strcpy(sap.sap_list[1], "testmod");
+	CHECK_RET(autopush_add(&sap), 0);
+	fd = open("/dev/streams/echo/9", O_RDWR);
+	REQUIRE(fd >= 0);
+	CHECK_RET(ioctl(fd, I_LIST, &sl), 0);
+	CHECK_RET(sl.sl_nmods, 3);
+	CHECK(strcmp(names[0].l_name, "testmod") == 0);
+	CHECK(strcmp(names[1].l_name, "nullmod") == 0);
+	CHECK(strcmp(names[2].l_name, "echo") == 0);
+	CHECK(echoes(fd, fd, "autopushed"));
+	/* a second open of the minor does not push again */
+	other = open("/dev/streams/echo/9", O_RDWR);
+	CHECK(other >= 0);
+	CHECK_RET(nlist(other), 3);
+	CHECK_RET(close(other), 0);
+	/* other minors are untouched */
+	other = open("/dev/streams/echo/10", O_RDWR);
+	CHECK(other >= 0);
+	CHECK_RET(nlist(other), 1);
+	CHECK_RET(close(other), 0);
+	CHECK_RET(close(fd), 0);
+	/* an unknown module is refused at configuration */
+	struct strapush bad = sap;
+	bad.sap_minor = 11;
+	strcpy(bad.sap_list[1], "nosuchmd");
+	CHECK_RET(autopush_add(&bad), -EINVAL);
+	CHECK_RET(autopush_del(&sap), 0);
+	fd = open("/dev/streams/echo/9", O_RDWR);
+	REQUIRE(fd >= 0);
+	CHECK_RET(nlist(fd), 1);
+	CHECK_RET(close(fd), 0);
+}
+
+int main(void)
+{
+	th_mark();
+	test_names();
+	test_flags();
+	test_dup();
+	test_isastream();
+	test_last_close();
+	test_cltime();
+	test_cltime_drain();
+	test_fattach();
+	test_autopush();
+	CHECK_EQ(th_leaks(), 0);
+	T_DONE();
+}

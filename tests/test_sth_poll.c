@@ -1,0 +1,449 @@
+/*
+ * test_sth_poll -- readiness of streams through poll, ppoll, select and
+ * epoll, mixed in one call with a socketpair and a Linux pipe (POSIX poll,
+ * STREAMS parts): POLLIN/POLLRDNORM (even for a zero-length message),
+ * POLLRDBAND for band data, POLLPRI for a high priority message, POLLOUT
+ * and its hysteresis on a STREAMS pipe (gone at the high water mark of
+ * the other end's read queue, back only below its low water mark),
+ * POLLERR and POLLHUP (reported even when not asked for; never POLLOUT
+ * with POLLHUP), POLLNVAL, blocking waits woken by other threads,
+ * time-outs honoured, and epoll's level-triggered events appearing and
+ * disappearing as data arrives and is read.
+ */
+#include "sth.h"
+
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+
+static short rev1(int fd, short events)
+{
+	struct pollfd pf = { fd, events, 0 };
+	int r = poll(&pf, 1, 0);
+
+	if (r < 0)
+		return -1;
+	return pf.revents;
+}
+
+#define ALLIN (POLLIN | POLLRDNORM | POLLRDBAND | POLLPRI)
+
+static void test_input_kinds(void)
+{
+	int fd = open_echo(O_NONBLOCK);
+	char buf[16];
+	struct strbuf c = { 0, 1, "c" }, d = { 0, 1, "d" };
+
+	CHECK_RET(rev1(fd, ALLIN), 0);
+	CHECK_RET(rev1(fd, ALLIN | POLLOUT), POLLOUT);
+	CHECK_RET(write(fd, "x", 1), 1);
+	CHECK_RET(rev1(fd, ALLIN), POLLIN | POLLRDNORM);
+	CHECK_RET(rev1(fd, POLLRDNORM), POLLRDNORM);
+	CHECK_RET(rev1(fd, POLLRDBAND | POLLPRI), 0);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 1);
+	CHECK_RET(rev1(fd, ALLIN), 0);
+	/* a zero-length message counts */
+	CHECK_RET(write(fd, "", 0), 0);
+	CHECK_RET(rev1(fd, ALLIN), POLLIN | POLLRDNORM);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 0);
+	CHECK_RET(rev1(fd, ALLIN), 0);
+	/* band data */
+	CHECK_RET(putpmsg(fd, NULL, &d, 3, MSG_BAND), 0);
+	CHECK_RET(rev1(fd, ALLIN), POLLIN | POLLRDBAND);
+	CHECK_RET(rev1(fd, POLLRDNORM), 0);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 1);
+	/* high priority */
+	CHECK_RET(putmsg(fd, &c, &d, RS_HIPRI), 0);
+	CHECK_RET(rev1(fd, ALLIN), POLLPRI);
+	CHECK_RET(rev1(fd, POLLIN), 0);
+	CHECK_RET(ioctl(fd, I_FLUSH, FLUSHR), 0);
+	CHECK_RET(rev1(fd, ALLIN), 0);
+	/* POLLWRNORM with POLLOUT, POLLWRBAND for band 1 */
+	CHECK_RET(rev1(fd, POLLWRNORM), POLLWRNORM);
+	CHECK_RET(rev1(fd, POLLWRBAND), POLLWRBAND);
+	CHECK_RET(close(fd), 0);
+}
+
+static void test_mixed(void)
+{
+	int e = open_echo(O_NONBLOCK), p[2], sv[2], lp[2];
+	char buf[16];
+
+	open_pipe(p);
+	REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	REQUIRE(pipe(lp) == 0);
+	struct pollfd pf[5] = {
+		{ e, POLLIN, 0 }, { p[1], POLLIN, 0 }, { sv[0], POLLIN, 0 },
+		{ lp[0], POLLIN, 0 }, { p[0], POLLOUT, 0 },
+	};
+	/* only the pipe end's POLLOUT */
+	CHECK_RET(poll(pf, 5, 0), 1);
+	CHECK_EQ(pf[0].revents, 0);
+	CHECK_EQ(pf[1].revents, 0);
+	CHECK_EQ(pf[2].revents, 0);
+	CHECK_EQ(pf[3].revents, 0);
+	CHECK_EQ(pf[4].revents, POLLOUT);
+	/* each source in turn */
+	CHECK_RET(write(sv[1], "s", 1), 1);
+	CHECK_RET(poll(pf, 4, 0), 1);
+	CHECK_EQ(pf[2].revents, POLLIN);
+	CHECK_EQ(pf[0].revents | pf[1].revents | pf[3].revents, 0);
+	CHECK_RET(write(lp[1], "l", 1), 1);
+	CHECK_RET(write(p[0], "p", 1), 1);
+	CHECK_RET(write(e, "e", 1), 1);
+	CHECK_RET(poll(pf, 4, 0), 4);
+	CHECK_EQ(pf[0].revents, POLLIN);
+	CHECK_EQ(pf[1].revents, POLLIN);
+	CHECK_EQ(pf[2].revents, POLLIN);
+	CHECK_EQ(pf[3].revents, POLLIN);
+	CHECK_RET(read(e, buf, sizeof(buf)), 1);
+	CHECK_RET(read(p[1], buf, sizeof(buf)), 1);
+	CHECK_RET(poll(pf, 4, 0), 2);
+	CHECK_EQ(pf[0].revents, 0);
+	CHECK_EQ(pf[1].revents, 0);
+	CHECK_RET(read(sv[0], buf, sizeof(buf)), 1);
+	CHECK_RET(read(lp[0], buf, sizeof(buf)), 1);
+	CHECK_RET(poll(pf, 4, 0), 0);
+	/* a negative fd is ignored, a closed one is POLLNVAL */
+	int closed = dup(sv[0]);
+	close(closed);
+	struct pollfd pn[2] = { { -1, POLLIN, 0 }, { closed, POLLIN, 0 } };
+	CHECK_RET(poll(pn, 2, 0), 1);
+	CHECK_EQ(pn[0].revents, 0);
+	CHECK_EQ(pn[1].revents, POLLNVAL);
+	/* select over the same set */
+	fd_set rs, ws, es;
+	struct timeval tv = { 0, 0 };
+	int maxfd = 0;
+	int fds[4] = { e, p[1], sv[0], lp[0] };
+	FD_ZERO(&rs);
+	FD_ZERO(&ws);
+	FD_ZERO(&es);
+	for (int i = 0; i < 4; i++) {
+		FD_SET(fds[i], &rs);
+		if (fds[i] > maxfd)
+			maxfd = fds[i];
+	}
+	CHECK_RET(select(maxfd + 1, &rs, NULL, NULL, &tv), 0);
+	CHECK_RET(write(p[0], "p", 1), 1);
+	CHECK_RET(write(lp[1], "l", 1), 1);
+	for (int i = 0; i < 4; i++)
+		FD_SET(fds[i], &rs);
+	FD_SET(p[0], &ws);
+	FD_SET(e, &es);
+	if (p[0] > maxfd)
+		maxfd = p[0];
+	tv.tv_sec = 0;
+	tv.tv_usec = 0;
+	CHECK_RET(select(maxfd + 1, &rs, &ws, &es, &tv), 3);
+	CHECK(!FD_ISSET(e, &rs));
+	CHECK(FD_ISSET(p[1], &rs));
+	CHECK(!FD_ISSET(sv[0], &rs));
+	CHECK(FD_ISSET(lp[0], &rs));
+	CHECK(FD_ISSET(p[0], &ws));
+	CHECK(!FD_ISSET(e, &es));
+	/* a high priority message is an exceptional condition */
+	struct strbuf c = { 0, 1, "h" };
+	CHECK_RET(putmsg(e, &c, NULL, RS_HIPRI), 0);
+	FD_ZERO(&es);
+	FD_SET(e, &es);
+	tv.tv_sec = 0;
+	tv.tv_usec = 0;
+	CHECK_RET(select(e + 1, NULL, NULL, &es, &tv), 1);
+	CHECK(FD_ISSET(e, &es));
+	/* select on a closed descriptor: EBADF */
+	FD_ZERO(&rs);
+	FD_SET(e, &rs);
+	FD_SET(closed, &rs);
+	tv.tv_sec = 0;
+	tv.tv_usec = 0;
+	CHECK_ERR(select((closed > e ? closed : e) + 1, &rs, NULL, NULL, &tv),
+		  EBADF);
+	close(sv[0]);
+	close(sv[1]);
+	close(lp[0]);
+	close(lp[1]);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+	CHECK_RET(close(e), 0);
+}
+
+/* POLLOUT on a pipe end follows the other end's read queue: gone at
+ * its high water mark (set to 5000 here), back only below its low water
+ * mark (1500). */
+static void test_pollout_hysteresis(void)
+{
+	int p[2], n = 0;
+	char blk[1000];
+
+	open_pipe(p);
+	CHECK_RET(set_marks(p[1], 5000, 1500), 0);
+	CHECK_RET(set_nonblock(p[0], true), 0);
+	CHECK_RET(ioctl(p[1], I_SRDOPT, RMSGN), 0);
+	memset(blk, 'h', sizeof(blk));
+	CHECK_RET(rev1(p[0], POLLOUT), POLLOUT);
+	while (write(p[0], blk, sizeof(blk)) == (ssize_t)sizeof(blk))
+		n++;
+	CHECK_EQ(errno, EAGAIN);
+	CHECK_EQ(n, 5);
+	CHECK_RET(rev1(p[0], POLLOUT | POLLWRNORM), 0);
+	/* the reader drains to 2000 bytes: still >= low water */
+	while (nread(p[1], NULL) > 2) {
+		CHECK_RET(read(p[1], blk, sizeof(blk)), 1000);
+		CHECK_RET(rev1(p[0], POLLOUT), 0);
+	}
+	/* 1000 < 1500: writable again */
+	CHECK_RET(read(p[1], blk, sizeof(blk)), 1000);
+	CHECK_RET(rev1(p[0], POLLOUT | POLLWRNORM), POLLOUT | POLLWRNORM);
+	CHECK_RET(write(p[0], blk, sizeof(blk)), 1000);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+}
+
+/* ---- blocking waits ---- */
+
+struct late {
+	int fd;
+	pid_t waiter;
+	int what;		/* 0: write "w", 1: drain */
+};
+
+static void *late_main(void *arg)
+{
+	struct late *l = arg;
+	char blk[1000];
+
+	wait_blocked(l->waiter);
+	if (l->what == 0) {
+		write(l->fd, "w", 1);
+	} else {
+		set_nonblock(l->fd, true);
+		while (read(l->fd, blk, sizeof(blk)) > 0)
+			;
+	}
+	return NULL;
+}
+
+static void test_blocking(void)
+{
+	int e = open_echo(O_NONBLOCK), p[2], sv[2];
+	struct late l;
+	pthread_t th;
+	long t0;
+
+	open_pipe(p);
+	REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	/* woken by data on a stream */
+	struct pollfd pf[3] = {
+		{ e, POLLIN, 0 }, { p[1], POLLIN, 0 }, { sv[0], POLLIN, 0 },
+	};
+	l = (struct late){ p[0], my_tid(), 0 };
+	REQUIRE(pthread_create(&th, NULL, late_main, &l) == 0);
+	CHECK_RET(poll(pf, 3, 10000), 1);
+	CHECK_EQ(pf[1].revents, POLLIN);
+	CHECK_EQ(pf[0].revents | pf[2].revents, 0);
+	pthread_join(th, NULL);
+	/* woken by the socket while the streams stay idle */
+	char c;
+	CHECK_RET(read(p[1], &c, 1), 1);
+	l = (struct late){ sv[1], my_tid(), 0 };
+	REQUIRE(pthread_create(&th, NULL, late_main, &l) == 0);
+	CHECK_RET(poll(pf, 3, 10000), 1);
+	CHECK_EQ(pf[2].revents, POLLIN);
+	pthread_join(th, NULL);
+	CHECK_RET(read(sv[0], &c, 1), 1);
+	/* POLLOUT woken by the reader draining */
+	char blk[1000];
+	memset(blk, 0, sizeof(blk));
+	CHECK_RET(set_nonblock(p[0], true), 0);
+	while (write(p[0], blk, sizeof(blk)) > 0)
+		;
+	struct pollfd po = { p[0], POLLOUT, 0 };
+	l = (struct late){ p[1], my_tid(), 1 };
+	REQUIRE(pthread_create(&th, NULL, late_main, &l) == 0);
+	CHECK_RET(poll(&po, 1, 10000), 1);
+	CHECK_EQ(po.revents, POLLOUT);
+	pthread_join(th, NULL);
+	/* time-outs */
+	CHECK_RET(set_nonblock(p[1], true), 0);
+	while (read(p[1], blk, sizeof(blk)) > 0)
+		;
+	t0 = now_ms();
+	CHECK_RET(poll(pf, 3, 150), 0);
+	CHECK(now_ms() - t0 >= 140);
+	CHECK(now_ms() - t0 < 2000);
+	struct timespec ts = { 0, 120 * 1000000L };
+	t0 = now_ms();
+	CHECK_RET(ppoll(pf, 3, &ts, NULL), 0);
+	CHECK(now_ms() - t0 >= 110);
+	CHECK(now_ms() - t0 < 2000);
+	fd_set rs;
+	FD_ZERO(&rs);
+	FD_SET(e, &rs);
+	FD_SET(p[1], &rs);
+	struct timeval tv = { 0, 130000 };
+	t0 = now_ms();
+	CHECK_RET(select((e > p[1] ? e : p[1]) + 1, &rs, NULL, NULL, &tv), 0);
+	CHECK(now_ms() - t0 >= 120);
+	CHECK(now_ms() - t0 < 2000);
+	close(sv[0]);
+	close(sv[1]);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+	CHECK_RET(close(e), 0);
+}
+
+/* ---- POLLERR, POLLHUP ---- */
+
+static void test_err_hup(void)
+{
+	int fd = open_tm(O_NONBLOCK), p[2];
+	char buf[8];
+
+	CHECK_RET(sendup_bytes(fd, M_ERROR, 1, EIO, 0), 0);
+	CHECK_RET(rev1(fd, POLLIN) & POLLERR, POLLERR);
+	CHECK_RET(rev1(fd, 0), POLLERR);	/* even when not asked for */
+	CHECK_RET(close(fd), 0);
+
+	open_pipe(p);
+	CHECK_RET(write(p[0], "bye", 3), 3);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(rev1(p[1], POLLIN | POLLOUT), POLLIN | POLLHUP);
+	CHECK_RET(rev1(p[1], 0), POLLHUP);
+	CHECK_RET(read(p[1], buf, sizeof(buf)), 3);
+	CHECK_RET(rev1(p[1], POLLIN | POLLOUT), POLLHUP);
+	CHECK_RET(close(p[1]), 0);
+}
+
+/* ---- epoll ---- */
+
+static int ep_ready(int ep, struct epoll_event *ev, int n, int ms)
+{
+	return epoll_wait(ep, ev, n, ms);
+}
+
+static void test_epoll(void)
+{
+	int ep = epoll_create1(EPOLL_CLOEXEC), e = open_echo(O_NONBLOCK), p[2];
+	int sv[2], lp[2];
+	struct epoll_event ev, out[8];
+	char buf[64];
+
+	REQUIRE(ep >= 0);
+	open_pipe(p);
+	REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	REQUIRE(pipe(lp) == 0);
+	ev.events = EPOLLIN | EPOLLPRI;
+	ev.data.fd = e;
+	CHECK_RET(epoll_ctl(ep, EPOLL_CTL_ADD, e, &ev), 0);
+	ev.events = EPOLLIN;
+	ev.data.fd = p[1];
+	CHECK_RET(epoll_ctl(ep, EPOLL_CTL_ADD, p[1], &ev), 0);
+	ev.data.fd = sv[0];
+	CHECK_RET(epoll_ctl(ep, EPOLL_CTL_ADD, sv[0], &ev), 0);
+	ev.data.fd = lp[0];
+	CHECK_RET(epoll_ctl(ep, EPOLL_CTL_ADD, lp[0], &ev), 0);
+	CHECK_RET(ep_ready(ep, out, 8, 0), 0);
+
+	/* data arrives: the event appears, and stays until read */
+	CHECK_RET(write(e, "abcdef", 6), 6);
+	CHECK_RET(ep_ready(ep, out, 8, 0), 1);
+	CHECK_EQ(out[0].data.fd, e);
+	CHECK_EQ(out[0].events, EPOLLIN);
+	CHECK_RET(ep_ready(ep, out, 8, 0), 1);
+	CHECK_RET(read(e, buf, 3), 3);		/* part of it */
+	CHECK_RET(ep_ready(ep, out, 8, 0), 1);
+	CHECK_RET(read(e, buf, sizeof(buf)), 3);
+	CHECK_RET(ep_ready(ep, out, 8, 0), 0);
+	/* every kind of descriptor together */
+	CHECK_RET(write(p[0], "p", 1), 1);
+	CHECK_RET(write(sv[1], "s", 1), 1);
+	CHECK_RET(write(lp[1], "l", 1), 1);
+	CHECK_RET(ep_ready(ep, out, 8, 0), 3);
+	CHECK_RET(read(p[1], buf, sizeof(buf)), 1);
+	CHECK_RET(ep_ready(ep, out, 8, 0), 2);
+	for (int i = 0; i < 2; i++)
+		CHECK(out[i].data.fd == sv[0] || out[i].data.fd == lp[0]);
+	CHECK_RET(read(sv[0], buf, sizeof(buf)), 1);
+	CHECK_RET(read(lp[0], buf, sizeof(buf)), 1);
+	CHECK_RET(ep_ready(ep, out, 8, 0), 0);
+	/* a high priority message: EPOLLPRI */
+	struct strbuf c = { 0, 2, "hp" };
+	CHECK_RET(putmsg(e, &c, NULL, RS_HIPRI), 0);
+	CHECK_RET(ep_ready(ep, out, 8, 0), 1);
+	CHECK_EQ(out[0].data.fd, e);
+	CHECK_EQ(out[0].events & EPOLLPRI, EPOLLPRI);
+	struct strbuf rc = { sizeof(buf), 0, buf };
+	int flags = 0;
+	CHECK_RET(getmsg(e, &rc, NULL, &flags), 0);
+	CHECK_RET(ep_ready(ep, out, 8, 0), 0);
+	/* woken in epoll_wait by another thread */
+	struct late l = { p[0], my_tid(), 0 };
+	pthread_t th;
+	REQUIRE(pthread_create(&th, NULL, late_main, &l) == 0);
+	CHECK_RET(ep_ready(ep, out, 8, 10000), 1);
+	CHECK_EQ(out[0].data.fd, p[1]);
+	pthread_join(th, NULL);
+	CHECK_RET(read(p[1], buf, sizeof(buf)), 1);
+	/* removed: no more events */
+	CHECK_RET(epoll_ctl(ep, EPOLL_CTL_DEL, e, NULL), 0);
+	CHECK_RET(write(e, "x", 1), 1);
+	CHECK_RET(ep_ready(ep, out, 8, 0), 0);
+	CHECK_RET(read(e, buf, sizeof(buf)), 1);
+	/* EPOLLOUT with its hysteresis (marks 5000/1500 at p[1]) */
+	CHECK_RET(set_marks(p[1], 5000, 1500), 0);
+	ev.events = EPOLLOUT;
+	ev.data.fd = p[0];
+	CHECK_RET(epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev), 0);
+	CHECK_RET(ep_ready(ep, out, 8, 0), 1);
+	CHECK_EQ(out[0].events, EPOLLOUT);
+	char blk[1000];
+	memset(blk, 0, sizeof(blk));
+	CHECK_RET(set_nonblock(p[0], true), 0);
+	while (write(p[0], blk, sizeof(blk)) > 0)
+		;
+	CHECK_RET(ioctl(p[1], I_SRDOPT, RMSGN), 0);
+	/* p[1] is readable, p[0] no longer writable */
+	CHECK_RET(ep_ready(ep, out, 8, 0), 1);
+	CHECK_EQ(out[0].data.fd, p[1]);
+	while (nread(p[1], NULL) > 2)
+		CHECK_RET(read(p[1], blk, sizeof(blk)), 1000);
+	CHECK_RET(ep_ready(ep, out, 8, 0), 1);
+	CHECK_EQ(out[0].data.fd, p[1]);
+	CHECK_RET(read(p[1], blk, sizeof(blk)), 1000);
+	CHECK_RET(ep_ready(ep, out, 8, 0), 2);
+	/* hangup */
+	CHECK_RET(read(p[1], blk, sizeof(blk)), 1000);
+	CHECK_RET(epoll_ctl(ep, EPOLL_CTL_DEL, p[0], NULL), 0);
+	CHECK_RET(ep_ready(ep, out, 8, 0), 0);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(ep_ready(ep, out, 8, 0), 1);
+	CHECK_EQ(out[0].data.fd, p[1]);
+	CHECK_EQ(out[0].events & EPOLLHUP, EPOLLHUP);
+	/* time-out */
+	CHECK_RET(epoll_ctl(ep, EPOLL_CTL_DEL, p[1], NULL), 0);
+	long t0 = now_ms();
+	CHECK_RET(ep_ready(ep, out, 8, 120), 0);
+	CHECK(now_ms() - t0 >= 110);
+	CHECK(now_ms() - t0 < 2000);
+	close(ep);
+	close(sv[0]);
+	close(sv[1]);
+	close(lp[0]);
+	close(lp[1]);
+	CHECK_RET(close(p[1]), 0);
+	CHECK_RET(close(e), 0);
+}
+
+int main(void)
+{
+	th_mark();
+	test_input_kinds();
+	test_mixed();
+	test_pollout_hysteresis();
+	test_blocking();
+	test_err_hup();
+	test_epoll();
+	CHECK_EQ(th_leaks(), 0);
+	T_DONE();
+}

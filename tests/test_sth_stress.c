@@ -1,0 +1,204 @@
+/*
+ * test_sth_stress -- many threads on one STREAMS pipe: two writers send
+ * numbered records into one end (one with write, one with putmsg), a
+ * reader takes them from the other in message mode; every record arrives
+ * once, whole, and in order for its writer, through flow control (the
+ * writers block and are woken many times).  Then the same with four
+ * nullmod modules on the way (two pushed on each end), with the reader
+ * polling before each read, and with a high water mark at the reader so
+ * small that the writers sleep and are woken every few records; the
+ * last case is repeated for two seconds (a race that reorders messages
+ * shows only now and then).  Meant to run clean under
+ * ThreadSanitizer.
+ */
+#include "sth.h"
+
+#include <stdlib.h>
+
+#define NWRITERS	2
+#define RECSZ		48
+
+static int nrec = 200000;	/* per writer; fewer under sanitizers */
+static bool quiet;		/* no line per run */
+
+struct rec {
+	int writer;
+	int seq;
+	unsigned char fill[RECSZ - 2 * sizeof(int)];
+};
+
+struct wr {
+	int fd, id, err, done;
+};
+
+static void *writer(void *arg)
+{
+	struct wr *w = arg;
+	struct rec r;
+
+	for (int i = 0; i < nrec; i++) {
+		r.writer = w->id;
+		r.seq = i;
+		memset(r.fill, (unsigned char)(i + w->id), sizeof(r.fill));
+		if (w->id == 0) {
+			if (write(w->fd, &r, sizeof(r)) != (ssize_t)sizeof(r)) {
+				w->err = errno;
+				break;
+			}
+		} else {
+			struct strbuf d = { 0, sizeof(r), (char *)&r };
+			if (putmsg(w->fd, NULL, &d, 0) != 0) {
+				w->err = errno;
+				break;
+			}
+		}
+		w->done++;
+	}
+	return NULL;
+}
+
+struct rd {
+	int fd, use_poll;
+	int slow;		/* pause now and then: writers must back up */
+	int next[NWRITERS];
+	int bad_len, bad_writer, bad_seq, bad_fill, total, err;
+	int first_writer, first_want, first_got;	/* first bad seq */
+};
+
+static void *reader(void *arg)
+{
+	struct rd *r = arg;
+	struct rec rec;
+	int want = NWRITERS * nrec;
+
+	while (r->total < want) {
+		if (r->use_poll) {
+			struct pollfd pf = { r->fd, POLLIN, 0 };
+			if (poll(&pf, 1, 10000) != 1 || !(pf.revents & POLLIN)) {
+				r->err = ETIMEDOUT;
+				break;
+			}
+		}
+		ssize_t k = read(r->fd, &rec, sizeof(rec));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k != (ssize_t)sizeof(rec)) {
+			r->bad_len++;
+			r->err = k < 0 ? errno : 0;
+			break;
+		}
+		if (rec.writer < 0 || rec.writer >= NWRITERS) {
+			r->bad_writer++;
+			continue;
+		}
+		if (rec.seq != r->next[rec.writer] && r->bad_seq++ == 0) {
+			r->first_writer = rec.writer;
+			r->first_want = r->next[rec.writer];
+			r->first_got = rec.seq;
+		}
+		r->next[rec.writer] = rec.seq + 1;
+		if (r->slow && (r->total & 127) == 0) {
+			struct timespec ts = { 0, 200000 };
+			nanosleep(&ts, NULL);
+		}
+		for (size_t i = 0; i < sizeof(rec.fill); i++)
+			if (rec.fill[i] != (unsigned char)(rec.seq + rec.writer)) {
+				r->bad_fill++;
+				break;
+			}
+		r->total++;
+	}
+	return NULL;
+}
+
+/* nmods nullmods; use_poll: the reader polls first; marks: a high water
+ * mark at the reader (testmod pushed for it) so small that the writers
+ * block every few records */
+static void run(int nmods, int use_poll, int marks)
+{
+	int p[2];
+	struct wr w[NWRITERS];
+	struct rd r;
+	pthread_t wt[NWRITERS], rt;
+	long t0 = now_ms();
+	struct strstats st0, st1;
+
+	streams_stats(&st0);
+	open_pipe(p);
+	for (int i = 0; i < nmods; i++)
+		CHECK_RET(ioctl(p[i % 2], I_PUSH, "nullmod"), 0);
+	CHECK_RET(ioctl(p[1], I_SRDOPT, RMSGN), 0);
+	if (marks)
+		CHECK_RET(set_marks(p[1], (unsigned long)marks,
+				    (unsigned long)marks / 4), 0);
+	memset(&r, 0, sizeof(r));
+	r.fd = p[1];
+	r.slow = marks != 0;
+	r.use_poll = use_poll;
+	REQUIRE(pthread_create(&rt, NULL, reader, &r) == 0);
+	for (int i = 0; i < NWRITERS; i++) {
+		w[i] = (struct wr){ p[0], i, 0, 0 };
+		REQUIRE(pthread_create(&wt[i], NULL, writer, &w[i]) == 0);
+	}
+	for (int i = 0; i < NWRITERS; i++) {
+		pthread_join(wt[i], NULL);
+		CHECK_EQ(w[i].err, 0);
+		CHECK_EQ(w[i].done, nrec);
+	}
+	pthread_join(rt, NULL);
+	CHECK_EQ(r.err, 0);
+	CHECK_EQ(r.total, NWRITERS * nrec);
+	CHECK_EQ(r.bad_len, 0);
+	CHECK_EQ(r.bad_writer, 0);
+	CHECK_EQ(r.bad_seq, 0);
+	if (r.bad_seq != 0)
+		fprintf(stderr, "%d modules%s, high water %d: writer %d: record"
+			" %d arrived when %d was due\n", nmods,
+			use_poll ? ", polling" : "", marks, r.first_writer,
+			r.first_got, r.first_want);
+	CHECK_EQ(r.bad_fill, 0);
+	for (int i = 0; i < NWRITERS; i++)
+		CHECK_EQ(r.next[i], nrec);
+	CHECK_RET(nread(p[1], NULL), 0);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+	streams_stats(&st1);
+	/* with the small high water mark the writers really were held
+	 * back and let go again */
+	if (marks)
+		CHECK(st1.backenables > st0.backenables);
+	if (!quiet)
+		printf("%d modules%s, high water %d: %d records in %ld ms, "
+	       "%llu back-enables\n", nmods, use_poll ? ", polling" : "",
+	       marks, NWRITERS * nrec, now_ms() - t0,
+	       (unsigned long long)(st1.backenables - st0.backenables));
+}
+
+int main(void)
+{
+	/* sanitizers slow everything down several times */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+	nrec = 20000;
+#endif
+	th_mark();
+	run(0, 0, 0);
+	run(4, 0, 0);
+	run(4, 1, 0);
+	nrec /= 4;
+	run(0, 0, 4 * RECSZ);
+	run(4, 1, 4 * RECSZ);
+	/* then, for two seconds, the case most likely to show a message
+	 * overtaking another: four nullmods whose queues are often flow
+	 * controlled while their service procedures run on workers */
+	long end = now_ms() + 2000;
+	int reps = 0;
+	quiet = true;
+	while (now_ms() < end && t_failed == 0) {
+		run(4, 0, 64 * RECSZ);
+		reps++;
+	}
+	printf("4 modules, high water %d: %d runs of %d records\n",
+	       64 * RECSZ, reps, NWRITERS * nrec);
+	CHECK_EQ(th_leaks(), 0);
+	T_DONE();
+}
