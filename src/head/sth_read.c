@@ -464,26 +464,36 @@ static inline void rcache_push_front(struct sthead *sh, mblk_t *mp)
 
 /*
  * A cached message went from (b0, bl0) to what rem has left (NULL: all
- * read): owe the difference, and pay now if the queue would be below low
- * water, if the cache is empty, or if much is owed.
+ * read): owe the difference.  Pay when it can change flow control: the
+ * queue is full (QFULL) and what is really unread has fallen below low
+ * water; or the cache is empty (keep the count exact when idle); or a
+ * quarter of high water is owed (a writer would otherwise find the queue
+ * full early).
  */
 static void rconsumed(struct sthead *sh, unsigned long b0, unsigned long bl0,
 		      const mblk_t *rem)
 {
 	queue_t *rq = sh->sh_sd.sd_rq;
-	unsigned long b1 = 0, bl1 = 0, cnt, blk;
+	unsigned long b1 = 0, bl1 = 0, cnt, blk, lim;
 
 	if (rem != NULL)
 		msgsz(rem, &b1, &bl1);
 	sh->sh_rdebt += b0 - b1;
 	sh->sh_rdebt_blocks += bl0 - bl1;
-	cnt = __atomic_load_n(&rq->q_count, __ATOMIC_RELAXED) - sh->sh_rdebt;
-	blk = __atomic_load_n(&rq->q_mblkcnt, __ATOMIC_RELAXED) -
-	      sh->sh_rdebt_blocks;
-	if (sh->sh_rcache == NULL || blk == 0 ||
-	    (cnt < rq->q_lowat && blk < rq->q_lowat) ||
-	    sh->sh_rdebt >= rq->q_hiwat / 4)
+	lim = rq->q_hiwat / 4;
+	if (sh->sh_rcache == NULL || sh->sh_rdebt >= lim ||
+	    sh->sh_rdebt_blocks >= lim) {
 		rcredit(sh);
+		return;
+	}
+	if (__atomic_load_n(&rq->q_flag, __ATOMIC_RELAXED) & QFULL) {
+		cnt = __atomic_load_n(&rq->q_count, __ATOMIC_RELAXED) -
+		      sh->sh_rdebt;
+		blk = __atomic_load_n(&rq->q_mblkcnt, __ATOMIC_RELAXED) -
+		      sh->sh_rdebt_blocks;
+		if (blk == 0 || (cnt < rq->q_lowat && blk < rq->q_lowat))
+			rcredit(sh);
+	}
 }
 
 static bool batchable(unsigned char type)
