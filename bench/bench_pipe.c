@@ -14,10 +14,20 @@
  *          with 0, 1, 4, 16 nullmod modules pushed on the writing end
  *   sizes: 1 64 1024 16384 by default
  *
- * Output: a table, and CSV rows impl,modules,size,msgs_per_s,ratio_to_pipe
- * with --csv FILE.  Median of --reps runs of --ms milliseconds each.
+ * Placement: on a machine whose cores share cache lines slowly, whether
+ * the two threads run on one core or two decides the result more than
+ * the implementation does, and an unpinned run lands either way.  So the
+ * threads are pinned, the same way for every implementation:
+ * --placement split (writer and reader on different CPUs, the default),
+ * same (both on one CPU), or os (not pinned).
+ *
+ * Output: a table, and CSV rows
+ * placement,impl,modules,size,msgs_per_s,ratio_to_pipe with --csv FILE.
+ * Median of --reps runs of --ms milliseconds each.
  */
 #define _GNU_SOURCE
+#include <sched.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -37,6 +47,21 @@
 enum impl { IMPL_PIPE, IMPL_SOCKPAIR, IMPL_STREAMS, IMPL_STREAMS_MSG };
 static const char *impl_name[] = { "pipe", "socketpair", "streams",
 				   "streams-msg" };
+
+static int placement;		/* 0 split, 1 same, 2 os */
+static const char *placement_name[] = { "split", "same", "os" };
+
+static void pin(int which)
+{
+	cpu_set_t set;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (placement == 2 || n < 1)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(placement == 1 ? 0 : which % n, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
 
 struct run {
 	enum impl impl;
@@ -59,6 +84,8 @@ static double now_s(void)
 static void *writer(void *arg)
 {
 	struct run *r = arg;
+
+	pin(0);
 	char *buf = calloc(1, r->size);
 	struct strbuf d = { 0, (int)r->size, buf };
 	long n = 0;
@@ -88,6 +115,8 @@ out:
 static void *reader(void *arg)
 {
 	struct run *r = arg;
+
+	pin(1);
 	char *buf = malloc(r->size);
 	long bytes = 0;
 	int flags = 0;
@@ -173,6 +202,28 @@ static double one_run(enum impl impl, int nmods, size_t size, double secs)
 	return r.got / (t1 - t0);
 }
 
+/* ns per read() of 1 byte from /dev/zero: through the library's read()
+ * (a descriptor that is not a stream) or libc's own read(). */
+static double passthrough_ns(bool direct)
+{
+	ssize_t (*libc_read)(int, void *, size_t) =
+		(ssize_t (*)(int, void *, size_t))dlsym(RTLD_NEXT, "read");
+	int fd = open("/dev/zero", O_RDONLY);
+	char c;
+	long n = 2000000;
+	double t0, t1;
+
+	if (fd < 0 || libc_read == NULL)
+		return -1;
+	t0 = now_s();
+	for (long i = 0; i < n; i++)
+		if ((direct ? libc_read(fd, &c, 1) : read(fd, &c, 1)) != 1)
+			return -1;
+	t1 = now_s();
+	close(fd);
+	return (t1 - t0) * 1e9 / n;
+}
+
 static int cmp_d(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -196,6 +247,15 @@ int main(int argc, char **argv)
 			ms = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--quick"))
 			short_run = true;
+		else if (!strcmp(argv[i], "--placement") && i + 1 < argc) {
+			const char *p = argv[++i];
+			placement = !strcmp(p, "split") ? 0 : !strcmp(p, "same")
+				    ? 1 : !strcmp(p, "os") ? 2 : -1;
+			if (placement < 0) {
+				fprintf(stderr, "bench_pipe: --placement split|same|os\n");
+				return 2;
+			}
+		}
 		else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
 			nsizes = 0;
 			for (char *p = strtok(argv[++i], ","); p && nsizes < 16;
@@ -203,7 +263,8 @@ int main(int argc, char **argv)
 				sizes[nsizes++] = strtoul(p, NULL, 10);
 		} else {
 			fprintf(stderr, "usage: %s [--csv FILE] [--reps N] [--ms MS] "
-				"[--sizes a,b,c] [--quick]\n", argv[0]);
+				"[--sizes a,b,c] [--quick] [--placement split|same|os]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -218,9 +279,9 @@ int main(int argc, char **argv)
 		}
 	signal(SIGPIPE, SIG_IGN);
 	if (csv)
-		fprintf(csv, "impl,modules,size,msgs_per_s,ratio_to_pipe\n");
-	printf("messages/s, writer and reader threads, median of %d x %d ms\n",
-	       reps, ms);
+		fprintf(csv, "placement,impl,modules,size,msgs_per_s,ratio_to_pipe\n");
+	printf("messages/s, writer and reader threads (%s CPUs), median of "
+	       "%d x %d ms\n", placement_name[placement], reps, ms);
 	printf("%-12s %4s %8s %14s %8s\n", "impl", "mods", "size", "msgs/s",
 	       "x pipe");
 	for (int s = 0; s < nsizes; s++) {
@@ -246,12 +307,30 @@ int main(int argc, char **argv)
 				       impl_name[im], mods[m], sizes[s], med,
 				       med / base);
 				if (csv)
-					fprintf(csv, "%s,%d,%zu,%.0f,%.3f\n",
+					fprintf(csv, "%s,%s,%d,%zu,%.0f,%.3f\n",
+						placement_name[placement],
 						impl_name[im], mods[m], sizes[s],
 						med, med / base);
 				fflush(stdout);
 			}
 		}
+	}
+	{
+		double v[3][2];
+		for (int k = 0; k < 3; k++) {
+			v[k][0] = passthrough_ns(true);
+			v[k][1] = passthrough_ns(false);
+		}
+		double a[3] = { v[0][0], v[1][0], v[2][0] };
+		double b[3] = { v[0][1], v[1][1], v[2][1] };
+		qsort(a, 3, sizeof(a[0]), cmp_d);
+		qsort(b, 3, sizeof(b[0]), cmp_d);
+		printf("read() of a non-stream descriptor: libc %.1f ns, "
+		       "through libstreams %.1f ns (%+.1f ns)\n", a[1], b[1],
+		       b[1] - a[1]);
+		if (csv)
+			fprintf(csv, "%s,passthrough,0,1,%.1f,%.3f\n",
+				placement_name[placement], b[1], b[1] / a[1]);
 	}
 	if (csv)
 		fclose(csv);

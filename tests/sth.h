@@ -33,14 +33,6 @@
 #include "t.h"
 #include "harness.h"
 
-/*
- * The library's drivers and modules register from a constructor in
- * src/drivers/builtin.c; linked statically, that object is pulled in
- * only if something refers to it, and without it every open of
- * /dev/streams/... fails with ENOENT.  Refer to it.
- */
-extern struct cdevsw clone_cdev;
-__attribute__((used)) static struct cdevsw *const sth_builtin_ref = &clone_cdev;
 
 /* call must fail with errno e */
 #define CHECK_ERR(call, e) do {						\

@@ -15,6 +15,7 @@
 #endif
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -77,11 +78,14 @@ bool sth_spin(struct strthread *t, bool (*ready)(void *), void *arg)
 	if (budget == 0)
 		return ready(arg);
 	str_run_local(t);	/* what we enabled may be what we wait for */
-	for (;;) {
+	for (unsigned k = 0;; k++) {
 		if (ready(arg))
 			return true;
 		for (int i = 0; i < spin_gap; i++)
 			relax();
+		/* the thread we wait for may share our CPU: let it run */
+		if ((k & 7) == 7)
+			sched_yield();
 		long n = now_ns();
 		if (until == 0)
 			until = n + budget;
