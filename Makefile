@@ -58,7 +58,8 @@ bench: build
 	@tools/deps.sh bench
 	mkdir -p report
 	./build/bench/bench_exec --csv report/exec.csv | tee report/exec.txt
-	./build/bench/bench_pipe --csv report/pipe.csv | tee report/pipe.txt
+	./build/bench/bench_pipe --placement split --csv report/pipe-split.csv | tee report/pipe-split.txt
+	./build/bench/bench_pipe --placement same --csv report/pipe-same.csv | tee report/pipe-same.txt
 	bench/strperf/strperf --out report
 
 install:
