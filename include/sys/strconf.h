@@ -65,6 +65,11 @@ int unregister_strdev(struct cdevsw *cdev, major_t major);
 /* register_strnod / unregister_strnod: LfS aliases of the above. */
 #define register_strnod(cdev, minor)	register_strdev((cdev), 0)
 
+/* Make open(path) open driver (a clone open when clone is non-zero):
+ * how /dev/ticots, /dev/udp, ... reach their drivers.  0, -EINVAL (path
+ * not absolute), -EEXIST (path already named), -ENOMEM. */
+int strdev_alias(const char *path, const char *driver, int clone);
+
 struct fmodsw *fmod_find(const char *name);	/* NULL if none */
 struct cdevsw *cdev_find(const char *name);
 struct cdevsw *cdev_get(major_t major);

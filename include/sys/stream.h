@@ -34,8 +34,6 @@ typedef unsigned int minor_t;
 typedef int toid_t;			/* timeout id (0 = none) */
 typedef int bufcall_id_t;		/* bufcall id (0 = none) */
 typedef int timeout_id_t;
-typedef unsigned long t_uscalar_t;
-typedef long t_scalar_t;
 
 /* Credentials handed to open and close procedures. */
 typedef struct cred {

@@ -1,7 +1,9 @@
 /*
  * builtin.c -- the drivers and modules that come with the library,
- * registered when the executive starts: echo, nuls, loop, mux, pipe (spx), clone;
- * nullmod, pipemod, testmod.
+ * registered when the executive starts: echo, nuls, loop, mux, pipe (spx), clone,
+ * the loopback transport providers ticlts, ticots, ticotsord (also opened as
+ * /dev/ticlts, /dev/ticots, /dev/ticotsord); nullmod, pipemod, testmod,
+ * timod, tirdwr.
  *
  * clone: opening /dev/streams/clone/<name> is a clone open of <name>; the
  * clone driver itself (major of "clone", minor = the target's major) is
@@ -15,7 +17,9 @@
 #include "drvutil.h"
 
 extern struct cdevsw echo_cdev, nuls_cdev, loop_cdev, mux_cdev, spx_cdev;
+extern struct cdevsw ticlts_cdev, ticots_cdev, ticotsord_cdev;
 extern struct fmodsw nullmod_fmod, pipemod_fmod, testmod_fmod;
+extern struct fmodsw timod_fmod, tirdwr_fmod;
 
 static int clone_open(queue_t *q, dev_t *devp, int oflag, int sflag,
 		      cred_t *cr)
@@ -42,9 +46,16 @@ struct cdevsw clone_cdev = {
 void strdrv_builtin_register(void)
 {
 	struct cdevsw *devs[] = { &clone_cdev, &echo_cdev, &nuls_cdev,
-				  &loop_cdev, &mux_cdev, &spx_cdev };
+				  &loop_cdev, &mux_cdev, &spx_cdev,
+				  &ticlts_cdev, &ticots_cdev, &ticotsord_cdev };
 	struct fmodsw *mods[] = { &nullmod_fmod, &pipemod_fmod,
-				  &testmod_fmod };
+				  &testmod_fmod, &timod_fmod, &tirdwr_fmod };
+	/* the transport providers' conventional names: clone opens */
+	static const char *const alias[][2] = {
+		{ "/dev/ticlts", "ticlts" },
+		{ "/dev/ticots", "ticots" },
+		{ "/dev/ticotsord", "ticotsord" },
+	};
 
 	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++)
 		if (register_strdev(devs[i], 0) < 0)
@@ -54,4 +65,8 @@ void strdrv_builtin_register(void)
 		if (register_strmod(mods[i]) < 0)
 			fprintf(stderr, "streams: cannot register %s\n",
 				mods[i]->f_name);
+	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)
+		if (strdev_alias(alias[i][0], alias[i][1], 1) < 0)
+			fprintf(stderr, "streams: cannot name %s\n",
+				alias[i][0]);
 }

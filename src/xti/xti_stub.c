@@ -1,0 +1,3 @@
+/* xti_stub.c -- STUB: replaced by the XTI library. */
+#include <xti.h>
+int t_nerr = 0;
