@@ -55,6 +55,7 @@ static void atfork_child(void)
 	strthread_atfork_child();
 	strsched_atfork_child();
 	strtimer_atfork_child();
+	strkev_atfork_child();
 }
 
 static void at_exit(void)
@@ -120,6 +121,7 @@ void streams_shutdown(void)
 	if (str_shutdown_heads != NULL)
 		str_shutdown_heads();
 	str_foreach_stream(str_shutdown_stream);
+	strkev_shutdown();
 	strsched_shutdown();
 	strtimer_shutdown();
 	/* other threads of the program may still be using messages: only

@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -182,7 +183,8 @@ void qprocsoff(queue_t *q)
 	}
 	rq = RD(q);
 	wq = WR(q);
-	if (rq->q_flag & QPROCSOFF)
+	/* the other bits change under service procedures running now */
+	if (__atomic_load_n(&rq->q_flag, __ATOMIC_RELAXED) & QPROCSOFF)
 		return;
 	above = __atomic_load_n(&rq->q_next, __ATOMIC_ACQUIRE);
 	below = __atomic_load_n(&wq->q_next, __ATOMIC_ACQUIRE);
@@ -430,6 +432,51 @@ int str_open_driver(struct stdata *sd, struct cdevsw *cdev, dev_t *devp,
 	return 0;
 }
 
+/*
+ * Put driver cdev at the bottom of sd, below its modules: lowest_wq (the
+ * stream's lowest write queue) will lead into the driver's write queue,
+ * and the driver's read queue leads to up_rq.  The pair's q_ptr is priv
+ * before its open procedure runs (a reopen for the driver), and
+ * lowest_wq->q_next changes only after the open succeeded.  Used when a
+ * STREAMS pipe starts crossing processes.  sd_plumb held.
+ */
+int str_attach_driver(struct stdata *sd, struct cdevsw *cdev, void *priv,
+		      queue_t *lowest_wq, queue_t *up_rq, cred_t *cr)
+{
+	dev_t dev = 0;
+	queue_t *rq;
+	int err;
+
+	if (cdev == NULL || (err = strreg_hold_dev(cdev)) != 0)
+		return ENXIO;
+	rq = str_allocq(cdev->d_str->st_rdinit, cdev->d_str->st_wrinit,
+			cdev->d_flag, cdev, QP_DRV);
+	if (rq == NULL) {
+		strreg_rele_dev(cdev);
+		return ENOMEM;
+	}
+	rq->q_stream = sd;
+	(rq + 1)->q_stream = sd;
+	(rq + 1)->q_next = NULL;
+	rq->q_next = up_rq;
+	rq->q_ptr = (rq + 1)->q_ptr = priv;
+	dev = makedevice(cdev->d_major, 0);
+	err = call_open(rq, &dev, O_RDWR, DRVOPEN, cr);
+	if (err != 0) {
+		strcallout_cancel_queue(rq);
+		flushq(rq, FLUSHALL);
+		flushq(rq + 1, FLUSHALL);
+		strreg_rele_dev(cdev);
+		str_freeq(rq);
+		return err;
+	}
+	q_pair(rq)->qp_q[0].q_sflag |= QS_OPENED;
+	qprocson(rq);
+	sd->sd_cdev = cdev;
+	__atomic_store_n(&lowest_wq->q_next, rq + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
 int str_push(struct stdata *sd, struct fmodsw *f, dev_t *devp, int oflag,
 	     cred_t *cr)
 {
@@ -451,6 +498,12 @@ int str_push(struct stdata *sd, struct fmodsw *f, dev_t *devp, int oflag,
 	rq->q_next = sd->sd_rq;
 	err = call_open(rq, devp, oflag, MODOPEN, cr);
 	if (err != 0) {
+		/* an open that turned its procedures on (qprocson) and then
+		 * failed: unhook it, and let threads that entered it leave
+		 * before it is freed */
+		qprocsoff(rq);
+		if (!str_inside())
+			str_synchronize();
 		strcallout_cancel_queue(rq);
 		flushq(rq, FLUSHALL);
 		flushq(rq + 1, FLUSHALL);

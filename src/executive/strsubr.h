@@ -295,6 +295,16 @@ struct stdata {
 	struct stdata *sd_all_next;	/* list of all streams; streams lock */
 	struct stdata *sd_all_prev;
 	void *sd_head;			/* stream head state (src/head) */
+	struct strkev *sd_kev;		/* the driver's kernel event source a
+					   head may pull from before waiting;
+					   set by the driver (atomic) */
+	int sd_kevwant;			/* who waits for the driver's wake-up:
+					   sleeping readers and pollers, plus
+					   one for good once epoll or SIGPOLL
+					   watches; while > 0 a driver serving
+					   its kernel source arms the next
+					   wake-up; the head's, atomic */
+	int sd_kevwatch;		/* epoll/SIGPOLL counted; atomic */
 	void (*sd_head_free)(struct stdata *);
 };
 
@@ -317,6 +327,8 @@ void str_stream_rele(struct stdata *sd);
 int str_open_driver(struct stdata *sd, struct cdevsw *cdev, dev_t *devp,
 		    int oflag, int sflag, cred_t *cr);
 /* Push module f immediately below the stream head; 0 or errno. */
+int str_attach_driver(struct stdata *sd, struct cdevsw *cdev, void *priv,
+		      queue_t *lowest_wq, queue_t *up_rq, cred_t *cr);
 int str_push(struct stdata *sd, struct fmodsw *f, dev_t *devp, int oflag,
 	     cred_t *cr);
 /* Pop the module immediately below the stream head; 0 or errno. */
@@ -410,6 +422,39 @@ void strsched_shutdown(void);
 int strsched_run_global(int budget);
 int strsched_pending(void);
 void strsched_atfork_child(void);
+
+/* Kernel event sources (kev.c): see the comment there. */
+struct strkev {
+	int ke_fd;			/* descriptor; fixed while attached */
+	queue_t *ke_rq;			/* the driver's read queue; fixed */
+	/* Called inside an entry: by the I/O thread with the events that
+	 * came (POLLIN, POLLOUT, POLLHUP, POLLERR), or by a stream head
+	 * with KEV_PULL or KEV_WAIT; must tolerate concurrent calls. */
+	void (*ke_run)(struct strkev *ke, unsigned revents);
+	/* private to kev.c (kev_lock) */
+	unsigned ke_slot;
+	unsigned ke_gen;
+	unsigned ke_armed;		/* POLLIN|POLLOUT armed now */
+	int ke_attached;
+};
+/* ke_run's revents from a stream head: a reader wants what the source
+ * has now (KEV_PULL), or is about to sleep, so the driver must also
+ * arrange to be told when more comes (KEV_WAIT; the head counts itself
+ * in sd_kevwant first, so whoever serves the wake-up arms the next one
+ * while it sleeps). */
+#define KEV_PULL	0x10000
+#define KEV_WAIT	0x20000
+/* Register with the I/O thread (disarmed): 0 or -errno. */
+int str_kev_attach(struct strkev *ke);
+/* Ask for one report of events (POLLIN and/or POLLOUT). */
+int str_kev_arm(struct strkev *ke, unsigned events);
+/* The same, but no system call when those events are armed already. */
+int str_kev_rearm(struct strkev *ke, unsigned events);
+/* Unregister; on return the I/O thread no longer runs ke.  May be
+ * called inside an entry (close procedures). */
+void str_kev_detach(struct strkev *ke);
+void strkev_shutdown(void);
+void strkev_atfork_child(void);
 
 /* Timers and bufcalls (timer.c). */
 struct strcallout;
