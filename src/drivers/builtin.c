@@ -18,6 +18,7 @@
 
 extern struct cdevsw echo_cdev, nuls_cdev, loop_cdev, mux_cdev, spx_cdev;
 extern struct cdevsw ticlts_cdev, ticots_cdev, ticotsord_cdev;
+extern struct cdevsw shmpipe_cdev;
 extern struct fmodsw nullmod_fmod, pipemod_fmod, testmod_fmod;
 extern struct fmodsw timod_fmod, tirdwr_fmod;
 
@@ -46,7 +47,7 @@ struct cdevsw clone_cdev = {
 void strdrv_builtin_register(void)
 {
 	struct cdevsw *devs[] = { &clone_cdev, &echo_cdev, &nuls_cdev,
-				  &loop_cdev, &mux_cdev, &spx_cdev,
+				  &loop_cdev, &mux_cdev, &spx_cdev, &shmpipe_cdev,
 				  &ticlts_cdev, &ticots_cdev, &ticotsord_cdev };
 	struct fmodsw *mods[] = { &nullmod_fmod, &pipemod_fmod,
 				  &testmod_fmod, &timod_fmod, &tirdwr_fmod };

@@ -7,7 +7,8 @@
  * a grace period once no descriptor names it and no call holds it.  The
  * table is sized once from RLIMIT_NOFILE (zero pages cost nothing until
  * touched).  An open file counts in f_refs every descriptor naming it and
- * every call sleeping on it; the last release closes it.
+ * every call sleeping on it; the last release closes it.  A hook
+ * (sth_set_closed_hook) hears of every number that stops naming a stream.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -28,6 +29,22 @@ int sth_fdcap;
 static pthread_mutex_t sth_fd_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t sth_fd_once = PTHREAD_ONCE_INIT;
 static int sth_fd_initerr;
+/* Told when a number stops naming a stream, before the kernel can give
+ * it out again (libxti forgets its endpoint); atomic. */
+static void (*sth_closed_hook)(int fd);
+
+void sth_set_closed_hook(void (*fn)(int fd))
+{
+	__atomic_store_n(&sth_closed_hook, fn, __ATOMIC_RELEASE);
+}
+
+static void closed_note(int fd)
+{
+	void (*fn)(int) = __atomic_load_n(&sth_closed_hook, __ATOMIC_ACQUIRE);
+
+	if (fn != NULL)
+		fn(fd);
+}
 
 static void fd_init_once(void)
 {
@@ -83,8 +100,10 @@ int sth_fd_install(int fd, struct sth_file *f)
 	stale = sth_fdtab[fd];
 	__atomic_store_n(&sth_fdtab[fd], f, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&sth_fd_lock);
-	if (stale != NULL)
+	if (stale != NULL) {
+		closed_note(fd);
 		sth_file_rele(stale);
+	}
 	return 0;
 }
 
@@ -100,6 +119,8 @@ struct sth_file *sth_fd_remove(int fd)
 	if (f != NULL)
 		__atomic_store_n(&sth_fdtab[fd], NULL, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&sth_fd_lock);
+	if (f != NULL)
+		closed_note(fd);
 	return f;
 }
 

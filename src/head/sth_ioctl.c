@@ -411,6 +411,13 @@ static int ioc_push(struct ictx *c, void *arg)
 		return err;
 	str_exit(c->t);
 	sth_plumb_lock(sh);
+	/* the module's open sees the head read queue as it is: the
+	 * reader's cache goes back on it first (tirdwr looks at it) */
+	c->t = str_enter();
+	strlock(&sh->sh_rlock);
+	sth_rcache_unload(sh);
+	strunlock(&sh->sh_rlock);
+	str_exit(c->t);
 	dev = sh->sh_sd.sd_dev;
 	if (sh_flags(sh) & (STRHUP | STRCLOSED))
 		err = ENXIO;
@@ -462,6 +469,8 @@ static int stack_names(struct sthead *sh, struct str_mlist *names, int max)
 		qp = q_pair(q);
 		if (qp->qp_kind == QP_MOD)
 			nm = ((struct fmodsw *)qp->qp_mod)->f_name;
+		else if (qp->qp_kind == QP_DRV && (sh_flags(sh) & STRPIPE))
+			nm = NULL;	/* a pipe's carrier between processes */
 		else if (qp->qp_kind == QP_DRV)
 			nm = ((struct cdevsw *)qp->qp_mod)->d_name;
 		if (nm == NULL)

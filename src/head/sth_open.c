@@ -471,6 +471,10 @@ int sth_open_path(const char *path, int oflag, mode_t mode)
 			return sth_err(EEXIST);
 		return sth_open_dev(cdev, minor, oflag, clone);
 	}
+	/* the drivers' aliases (/dev/ticots...) exist once the executive
+	 * has started: a first open by such a name starts it */
+	if (!str_initialised && strncmp(path, "/dev/", 5) == 0)
+		str_init();
 	if (path[0] != '/' || sth_names == NULL)
 		return -2;
 	/* aliases and fattach names */
@@ -640,7 +644,11 @@ static void drain_write_side(struct sthead *sh)
 			    (__atomic_load_n(&q->q_flag, __ATOMIC_RELAXED) &
 			     QREADR))
 				break;
-			if (__atomic_load_n(&q->q_first, __ATOMIC_ACQUIRE)) {
+			/* a service procedure between its getq and its
+			 * putbq holds a message too */
+			if (__atomic_load_n(&q->q_first, __ATOMIC_ACQUIRE) ||
+			    (__atomic_load_n(&q->q_flag, __ATOMIC_ACQUIRE) &
+			     (QENAB | QINSERVICE))) {
 				empty = false;
 				break;
 			}
@@ -655,6 +663,24 @@ static void drain_write_side(struct sthead *sh)
 }
 
 extern void sth_pipe_close(struct sthead *sh);
+
+/*
+ * Last close of a pipe end (plumbing held, outside entries).  As in SVR4
+ * its modules are closed while the pipe is still whole, so that what
+ * their close procedures send (tirdwr's T_ORDREL_REQ, for one) reaches
+ * the other end; then the pipe is cut.
+ */
+static void pipe_close_end(struct sthead *sh, int oflag, cred_t *cr)
+{
+	queue_t *top;
+
+	while ((top = str_top(&sh->sh_sd)) != NULL &&
+	       q_pair(top)->qp_kind == QP_MOD) {
+		sh->sh_sd.sd_pushcnt--;
+		str_qdetach(top, oflag, cr);
+	}
+	sth_pipe_close(sh);
+}
 
 /*
  * The last reference to an open file went away (outside any entry).  The
@@ -690,12 +716,16 @@ void sth_close_open(struct sthead *sh, int oflag)
 	sth_unlink_all_locked(sh);
 	sth_links_unlock();
 	if (!(oflag & (O_NONBLOCK | O_NDELAY)) && sh->sh_closetime > 0 &&
-	    !(sh_flags(sh) & (STRHUP | STWRERR)) && !str_shutting_down)
+	    !(sh_flags(sh) & (STRHUP | STWRERR)) &&
+	    /* at exit only what may leave the process: a driver with a
+	     * kernel event source (a pipe to another process) */
+	    (!str_shutting_down ||
+	     __atomic_load_n(&sh->sh_sd.sd_kev, __ATOMIC_ACQUIRE) != NULL))
 		drain_write_side(sh);
 	__atomic_or_fetch(&sh->sh_flag, STRCLOSED, __ATOMIC_RELEASE);
 	dev_del(sh);
 	if (sh_flags(sh) & STRPIPE)
-		sth_pipe_close(sh);
+		pipe_close_end(sh, oflag, &cr);
 	str_close_all(&sh->sh_sd, oflag, &cr);
 	sth_plumb_unlock(sh);
 	/* wake anybody still sleeping on it (they hold no descriptor) */
@@ -716,9 +746,13 @@ void sth_shutdown_stream(struct stdata *sd)
 	str_getcred(&cr);
 	sth_plumb_lock(sh);
 	if (!(sh_flags(sh) & STRCLOSED)) {
+		/* (as in sth_close_open: what may leave the process) */
+		if (__atomic_load_n(&sd->sd_kev, __ATOMIC_ACQUIRE) != NULL &&
+		    sh->sh_closetime > 0 && !(sh_flags(sh) & (STRHUP | STWRERR)))
+			drain_write_side(sh);
 		__atomic_or_fetch(&sh->sh_flag, STRCLOSED, __ATOMIC_RELEASE);
 		if (sh_flags(sh) & STRPIPE)
-			sth_pipe_close(sh);
+			pipe_close_end(sh, O_NONBLOCK, &cr);
 		str_close_all(sd, O_NONBLOCK, &cr);
 	}
 	sth_plumb_unlock(sh);

@@ -12,10 +12,17 @@
  * then reads what is left, then end of file, and its writes fail with
  * EPIPE and SIGPIPE.
  *
- * Pipes live in this process.  Pipes between processes (after fork, named
- * FIFOs) need a shared-memory driver between two executives; the head
- * already treats any stream with STRPIPE the same way, so such a driver
- * would present each end as an ordinary pipe end.
+ * Pipes between processes.  Just before fork() (a pthread_atfork prepare
+ * handler) every pipe whose two ends are both open here is converted:
+ * each end gets the shmpipe driver at its bottom, the two drivers joined
+ * by a shared-memory segment (src/drivers/shmpipe.c), so that whichever
+ * process holds an end after the fork talks to whichever holds the other.
+ * A converted end is an ordinary stream with a driver (no sh_peer): the
+ * head still treats it as a pipe end (STRPIPE: flush turned around,
+ * EPIPE, I_SENDFD), and hangup comes from the driver when every process
+ * has closed the other end.  Messages already queued in a head when the
+ * process forks are in both processes' copies; a pipe stays converted.
+ * New pipes are not made while a fork converts (sth_pipes_create).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -25,7 +32,57 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <sys/cmn_err.h>
+
 #include "sthead.h"
+#include "../drivers/shmpipe.h"
+
+/* Pipes whose two ends are both in this process, for fork to convert. */
+static pthread_mutex_t sth_pipes_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sth_pair *sth_pipes;		/* sth_pipes_lock */
+/* Held across fork(): no pipe is made half-way through a conversion. */
+static pthread_mutex_t sth_pipes_create = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t sth_pipes_once = PTHREAD_ONCE_INIT;
+
+static void pipes_prefork(void);
+void sth_pipes_convert_all(void);
+static void pipes_postfork_parent(void)
+{
+	pthread_mutex_unlock(&sth_pipes_create);
+}
+static void pipes_postfork_child(void)
+{
+	pthread_mutex_init(&sth_pipes_create, NULL);
+	pthread_mutex_init(&sth_pipes_lock, NULL);
+}
+static void pipes_init(void)
+{
+	pthread_atfork(pipes_prefork, pipes_postfork_parent,
+		       pipes_postfork_child);
+}
+
+static void list_add(struct sth_pair *p)
+{
+	pthread_mutex_lock(&sth_pipes_lock);
+	p->p_next = sth_pipes;
+	if (sth_pipes != NULL)
+		sth_pipes->p_prevp = &p->p_next;
+	p->p_prevp = &sth_pipes;
+	sth_pipes = p;
+	pthread_mutex_unlock(&sth_pipes_lock);
+}
+
+/* sth_pipes_lock held */
+static void list_del(struct sth_pair *p)
+{
+	if (p->p_prevp == NULL)
+		return;
+	*p->p_prevp = p->p_next;
+	if (p->p_next != NULL)
+		p->p_next->p_prevp = p->p_prevp;
+	p->p_prevp = NULL;
+	p->p_next = NULL;
+}
 
 int s_pipe(int fds[2])
 {
@@ -43,6 +100,7 @@ int sth_pipe(int fds[2])
 	if (!str_initialised)
 		str_init();
 	sth_ucopy_init();
+	pthread_once(&sth_pipes_once, pipes_init);
 	if (fds == NULL || sth_ucopy(probe, fds, sizeof(probe)) != 0)
 		return sth_err(EFAULT);
 	pair = calloc(1, sizeof(*pair));
@@ -71,6 +129,11 @@ int sth_pipe(int fds[2])
 			 __ATOMIC_RELEASE);
 	__atomic_store_n(&b->sh_sd.sd_wq->q_next, a->sh_sd.sd_rq,
 			 __ATOMIC_RELEASE);
+	pair->p_end[0] = a;
+	pair->p_end[1] = b;
+	pthread_mutex_lock(&sth_pipes_create);
+	list_add(pair);
+	pthread_mutex_unlock(&sth_pipes_create);
 	sth_plumb_lock(a);
 	fa = sth_new_fd(a, O_RDWR);
 	sth_plumb_unlock(a);
@@ -80,6 +143,9 @@ int sth_pipe(int fds[2])
 	/* the opens hold the streams now */
 	if (fa < 0 || fb < 0) {
 		err = errno;
+		pthread_mutex_lock(&sth_pipes_lock);
+		list_del(pair);
+		pthread_mutex_unlock(&sth_pipes_lock);
 		if (fa >= 0)
 			close(fa);
 		sth_rele(a);
@@ -118,6 +184,9 @@ void sth_pipe_close(struct sthead *sh)
 
 	if (peer == NULL)
 		return;
+	pthread_mutex_lock(&sth_pipes_lock);
+	list_del(sh->sh_pair);
+	pthread_mutex_unlock(&sth_pipes_lock);
 	/* the other end hears the hangup through its modules */
 	t = str_enter();
 	putnextctl(crossing_wq(sh), M_HANGUP);
@@ -133,4 +202,84 @@ void sth_pipe_close(struct sthead *sh)
 	sth_changed(peer);
 	/* nothing may still run on our queues from the peer's side */
 	str_synchronize();
+}
+
+/* ---- fork ---- */
+
+/* Convert one pipe (prepare handler, outside entries). */
+static void convert(struct sth_pair *p)
+{
+	struct sthead *a = p->p_end[0], *b = p->p_end[1];
+	queue_t *a_low, *b_low, *a_up, *b_up;
+	cred_t cr;
+	int err;
+
+	pthread_mutex_lock(&p->p_lock);
+	pthread_mutex_lock(&a->sh_sd.sd_plumb);
+	pthread_mutex_lock(&b->sh_sd.sd_plumb);
+	if (a->sh_peer != b || b->sh_peer != a ||
+	    (sh_flags(a) & STRCLOSED) || (sh_flags(b) & STRCLOSED))
+		goto out;		/* an end closed meanwhile */
+	a_low = crossing_wq(a);
+	b_low = crossing_wq(b);
+	b_up = __atomic_load_n(&a_low->q_next, __ATOMIC_ACQUIRE);
+	a_up = __atomic_load_n(&b_low->q_next, __ATOMIC_ACQUIRE);
+	str_getcred(&cr);
+	err = shmpipe_convert(&a->sh_sd, a_low, a_up, &b->sh_sd, b_low, b_up,
+			      &cr);
+	if (err != 0) {
+		cmn_err(CE_WARN, "fork: a STREAMS pipe cannot cross "
+			"processes (error %d)", err);
+		goto out;
+	}
+	a->sh_peer = NULL;
+	b->sh_peer = NULL;
+	pthread_mutex_lock(&sth_pipes_lock);
+	list_del(p);
+	pthread_mutex_unlock(&sth_pipes_lock);
+out:
+	pthread_mutex_unlock(&b->sh_sd.sd_plumb);
+	pthread_mutex_unlock(&a->sh_sd.sd_plumb);
+	pthread_mutex_unlock(&p->p_lock);
+}
+
+static void pipes_prefork(void)
+{
+	pthread_mutex_lock(&sth_pipes_create);
+	sth_pipes_convert_all();
+}
+
+/* Convert every pipe of this process (tests call this directly, to run
+ * the cross-process path between threads). */
+void sth_pipes_convert_all(void)
+{
+	struct sth_pair **v = NULL;
+	size_t n = 0, cap = 0;
+
+	/* a snapshot with both ends held: converting takes plumbing locks,
+	 * which rank above sth_pipes_lock */
+	pthread_mutex_lock(&sth_pipes_lock);
+	for (struct sth_pair *p = sth_pipes; p != NULL; p = p->p_next) {
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 16;
+			struct sth_pair **nv = realloc(v, nc * sizeof(*v));
+			if (nv == NULL)
+				break;
+			v = nv;
+			cap = nc;
+		}
+		sth_hold(p->p_end[0]);
+		sth_hold(p->p_end[1]);
+		v[n++] = p;
+	}
+	pthread_mutex_unlock(&sth_pipes_lock);
+	for (size_t i = 0; i < n; i++) {
+		struct sth_pair *p = v[i];
+		struct sthead *a = p->p_end[0], *b = p->p_end[1];
+
+		convert(p);
+		sth_rele(a);
+		sth_rele(b);
+	}
+	free(v);
 }

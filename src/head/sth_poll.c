@@ -98,6 +98,8 @@ static void drain(int fd, int flags)
 		;
 }
 
+static void mirror_sync(struct sthead *sh);
+
 /* A fresh socketpair under the same descriptor numbers (undo hangup). */
 static void mirror_rebuild(struct sthead *sh)
 {
@@ -118,6 +120,56 @@ static void mirror_rebuild(struct sthead *sh)
 	sth_real.close(sv[0]);
 	sth_real.close(sv[1]);
 	sh->sh_mhave = MIR_OUT;
+}
+
+/*
+ * After fork() the child's descriptors name the parent's mirror sockets:
+ * a shutdown() for a hangup, or a byte for readability, in one process
+ * would show in the other.  The child (one thread, nothing else running)
+ * gives each stream a fresh pair under the same numbers.  An epoll set
+ * inherited from the parent still watches the old sockets: add stream
+ * descriptors to epoll again in the child.
+ */
+void sth_mirrors_atfork_child(void)
+{
+	static unsigned int gen;
+	int cap = __atomic_load_n(&sth_fdcap, __ATOMIC_ACQUIRE), one = 1;
+
+	gen++;
+	for (int fd = 0; fd < cap; fd++) {
+		struct sth_file *f = sth_fdtab != NULL ? sth_fdtab[fd] : NULL;
+		struct sthead *sh;
+		int sv[2];
+
+		if (f == NULL)
+			continue;
+		sh = f->f_sh;
+		if (sh->sh_mforkgen != gen) {
+			sh->sh_mforkgen = gen;
+			pthread_mutex_init(&sh->sh_mlock, NULL);
+			if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+				       SOCK_CLOEXEC, 0, sv) != 0)
+				continue;	/* keeps the shared pair */
+			setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &one,
+				   sizeof(one));
+			sth_real.dup3(sv[0], sh->sh_mfd_app, O_CLOEXEC);
+			sth_real.dup3(sv[1], sh->sh_mfd_lib, O_CLOEXEC);
+			sth_real.close(sv[0]);
+			sth_real.close(sv[1]);
+			sh->sh_mhave = MIR_OUT;
+			sh->sh_mdirty = 1;	/* resynced on next use */
+		}
+		sth_real.dup3(sh->sh_mfd_app, fd,
+			      (sth_real.fcntl(fd, F_GETFD) & FD_CLOEXEC) ?
+			      O_CLOEXEC : 0);
+	}
+	for (int fd = 0; fd < cap; fd++) {
+		struct sth_file *f = sth_fdtab != NULL ? sth_fdtab[fd] : NULL;
+		if (f != NULL && f->f_sh->sh_mforkgen == gen &&
+		    __atomic_exchange_n(&f->f_sh->sh_mdirty, 0,
+					__ATOMIC_ACQ_REL))
+			mirror_sync(f->f_sh);
+	}
 }
 
 /* Bring the kernel's view to want (sh_mlock held). */

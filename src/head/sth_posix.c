@@ -154,11 +154,18 @@ extern void (*str_shutdown_stream)(struct stdata *);
 extern void (*str_shutdown_heads)(void);
 void sth_fd_shutdown(void);
 
-void sth_posix_init(void)
+static void init_once(void)
 {
-	pthread_once(&sth_posix_once, resolve);
+	resolve();
 	str_shutdown_stream = sth_shutdown_stream;
 	str_shutdown_heads = sth_fd_shutdown;
+	pthread_atfork(NULL, NULL, sth_mirrors_atfork_child);
+}
+
+/* once: streams opened by several threads at once set the hooks once */
+void sth_posix_init(void)
+{
+	pthread_once(&sth_posix_once, init_once);
 }
 
 #define REAL(fn) (likely(sth_real.fn != NULL) ? sth_real.fn \
@@ -417,7 +424,7 @@ ssize_t read(int fd, void *buf, size_t n)
 		return REAL(read)(fd, buf, n);
 	struct iovec v = { buf, n };
 	bool handled;
-	ssize_t r = sth_read(fd, &v, 1, &handled);
+	ssize_t r = sth_read(fd, &v, 1, true, &handled);
 	return handled ? r : REAL(read)(fd, buf, n);
 }
 
@@ -435,7 +442,7 @@ ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
 	if (iovcnt < 0 || iovcnt > IOV_MAX || (iovcnt > 0 && iov == NULL))
 		return sth_err(EINVAL);
 	bool handled;
-	ssize_t r = sth_read(fd, iov, iovcnt, &handled);
+	ssize_t r = sth_read(fd, iov, iovcnt, false, &handled);
 	return handled ? r : REAL(readv)(fd, iov, iovcnt);
 }
 
@@ -445,7 +452,7 @@ ssize_t write(int fd, const void *buf, size_t n)
 		return REAL(write)(fd, buf, n);
 	struct iovec v = { (void *)buf, n };
 	bool handled;
-	ssize_t r = sth_write(fd, &v, 1, &handled);
+	ssize_t r = sth_write(fd, &v, 1, true, &handled);
 	return handled ? r : REAL(write)(fd, buf, n);
 }
 
@@ -456,7 +463,7 @@ ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 	if (iovcnt < 0 || iovcnt > IOV_MAX || (iovcnt > 0 && iov == NULL))
 		return sth_err(EINVAL);
 	bool handled;
-	ssize_t r = sth_write(fd, iov, iovcnt, &handled);
+	ssize_t r = sth_write(fd, iov, iovcnt, false, &handled);
 	return handled ? r : REAL(writev)(fd, iov, iovcnt);
 }
 
@@ -569,6 +576,10 @@ static int poll_streams(struct pollfd *fds, nfds_t n, long timeout_ms,
 
 		t = str_enter();
 		for (nfds_t i = 0; i < n; i++)
+			if (sh[i] != NULL)
+				sth_kevwait_begin(sh[i]);
+		str_run_local(t);
+		for (nfds_t i = 0; i < n; i++)
 			if (sh[i] != NULL &&
 			    sth_poll_events(sh[i], orig[i]) != 0)
 				any = true;
@@ -586,8 +597,11 @@ static int poll_streams(struct pollfd *fds, nfds_t n, long timeout_ms,
 			r = real_poll(fds, n, ms);
 		}
 		saved = errno;
-		for (nfds_t i = 0; i < n; i++)
+		for (nfds_t i = 0; i < n; i++) {
 			fds[i].events = orig[i];
+			if (sh[i] != NULL)
+				sth_kevwait_end(sh[i]);
+		}
 		if (r < 0)
 			break;
 		r = 0;
@@ -811,6 +825,7 @@ int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 		if (sh) {
 			/* from now on the kernel always sees its state */
 			sth_mirror_arm(sh, true);
+			sth_kevwatch(sh);
 			sth_rele(sh);
 		}
 	}

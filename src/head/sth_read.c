@@ -668,6 +668,7 @@ static bool settled(void *arg)
 		return true;
 	if (sth_rcache_count(sh) > 0)
 		return true;
+	sth_pull(sh, KEV_PULL);		/* another process's ring, say */
 	n = __atomic_load_n(&sh->sh_sd.sd_rq->q_mblkcnt, __ATOMIC_RELAXED);
 	if (n == 0) {
 		if (__atomic_load_n(&sh->sh_sd.sd_rq->q_first, __ATOMIC_ACQUIRE))
@@ -687,6 +688,9 @@ static int read_wait(struct rctx *c)
 	int seen, err;
 
 	struct settle st = { sh, 0 };
+	sth_pull(sh, KEV_PULL);
+	if (readable(sh))
+		return 0;
 	if (sth_spin(c->t, settled, &st))
 		return 0;
 	rcredit(sh);
@@ -698,6 +702,10 @@ static int read_wait(struct rctx *c)
 	}
 	if (sh_flags(sh) & STRMREAD)
 		putnextctl(sh->sh_sd.sd_wq, M_READ);
+	/* the driver pulls once more and arranges to wake us when more
+	 * comes (before we count as a waiter: what it pulls now needs no
+	 * wake-up, and readable() below sees it) */
+	sth_kevwait_begin(sh);
 	__atomic_add_fetch(&sh->sh_rwaiters, 1, __ATOMIC_ACQ_REL);
 	seen = __atomic_load_n(&sh->sh_rseq, __ATOMIC_ACQUIRE);
 	if (readable(sh))
@@ -705,6 +713,7 @@ static int read_wait(struct rctx *c)
 	else
 		err = sth_sleep(&c->t, &sh->sh_rseq, seen, -1);
 	__atomic_sub_fetch(&sh->sh_rwaiters, 1, __ATOMIC_ACQ_REL);
+	sth_kevwait_end(sh);
 	strlock(&sh->sh_rlock);
 	return err;
 }
@@ -770,7 +779,9 @@ static mblk_t *trim_front(mblk_t *mp)
 	return mp;
 }
 
-ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool *handled)
+/* trusted: uiov is the library's own (read()), not copied in */
+ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
+		 bool *handled)
 {
 	struct rctx c = { NULL, NULL, NULL, false };
 	struct iovec loc[8], *iov0;
@@ -791,7 +802,9 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool *handled)
 	*handled = true;
 	c.f = f;
 	c.sh = sh = f->f_sh;
-	if ((err = sth_uiov(uiov, iovcnt, loc, 8, &iov0)) != 0) {
+	if (trusted)
+		iov0 = (struct iovec *)uiov;
+	else if ((err = sth_uiov(uiov, iovcnt, loc, 8, &iov0)) != 0) {
 		str_exit(c.t);
 		return sth_err(err);
 	}
@@ -799,7 +812,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool *handled)
 	for (int i = 0; i < iovcnt; i++) {
 		if (iov[i].iov_len > (size_t)SSIZE_MAX - want) {
 			str_exit(c.t);
-			if (iov0 != loc)
+			if (!trusted && iov0 != loc)
 				free(iov0);
 			return sth_err(EINVAL);
 		}
@@ -941,7 +954,7 @@ out_noread:
 	str_exit(c.t);
 	if (c.held)
 		sth_file_rele(f);
-	if (iov0 != loc)
+	if (!trusted && iov0 != loc)
 		free(iov0);
 	if (err != 0)
 		return sth_err(err);

@@ -65,6 +65,8 @@ int sth_setsig(struct sthead *sh, int events)
 	}
 	recompute(sh);
 	pthread_mutex_unlock(&sh->sh_lock);
+	if (events != 0)
+		sth_kevwatch(sh);	/* signals need the driver's wake-ups */
 	return 0;
 }
 

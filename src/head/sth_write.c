@@ -184,7 +184,8 @@ static void packet_limits(struct sthead *sh, long *minp, long *maxp)
 	*maxp = n ? n->q_maxpsz : INFPSZ;
 }
 
-ssize_t sth_write(int fd, const struct iovec *uiov, int iovcnt,
+/* trusted: uiov is the library's own (write()), not copied in */
+ssize_t sth_write(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 		  bool *handled)
 {
 	struct wctx c = { NULL, NULL, NULL, false };
@@ -205,7 +206,9 @@ ssize_t sth_write(int fd, const struct iovec *uiov, int iovcnt,
 	*handled = true;
 	c.f = f;
 	c.sh = sh = f->f_sh;
-	if ((err = sth_uiov(uiov, iovcnt, loc, 8, &iov0)) != 0) {
+	if (trusted)
+		iov0 = (struct iovec *)uiov;
+	else if ((err = sth_uiov(uiov, iovcnt, loc, 8, &iov0)) != 0) {
 		str_exit(c.t);
 		return sth_err(err);
 	}
@@ -213,7 +216,7 @@ ssize_t sth_write(int fd, const struct iovec *uiov, int iovcnt,
 	for (int i = 0; i < iovcnt; i++) {
 		if (iov[i].iov_len > (size_t)SSIZE_MAX - total) {
 			str_exit(c.t);
-			if (iov0 != loc)
+			if (!trusted && iov0 != loc)
 				free(iov0);
 			return sth_err(EINVAL);
 		}
@@ -275,7 +278,7 @@ out:
 	str_exit(c.t);
 	if (c.held)
 		sth_file_rele(f);
-	if (iov0 != loc)
+	if (!trusted && iov0 != loc)
 		free(iov0);
 	if (done > 0)
 		return (ssize_t)done;	/* a partial write counts */

@@ -40,6 +40,7 @@
 #ifndef STREAMS_STHEAD_H
 #define STREAMS_STHEAD_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -128,6 +129,9 @@ struct sthead {
 	struct sth_pair *sh_pair;	/* pipe: shared plumbing lock */
 	int sh_mfd_app;			/* private dup of the application end */
 	int sh_mfd_lib;			/* the library's end */
+	unsigned int sh_mforkgen;	/* fork generation of the mirror (its
+					   own sockets after fork; the child's
+					   single thread) */
 	unsigned int sh_rflushgen;	/* bumped by every read-side flush; atomic */
 
 	/* the reader's: one reader at a time, and its read cache, a run of
@@ -175,6 +179,10 @@ struct sthead {
 struct sth_pair {
 	pthread_mutex_t p_lock;
 	int p_refs;			/* ends alive; atomic */
+	/* while both ends live in this process only (sth_pipe.c) */
+	struct sthead *p_end[2];	/* sth_pipes_lock */
+	struct sth_pair *p_next;	/* sth_pipes_lock */
+	struct sth_pair **p_prevp;	/* sth_pipes_lock; NULL: not listed */
 };
 
 static inline struct sthead *SH(struct stdata *sd)
@@ -195,6 +203,56 @@ static inline void sth_plumb_unlock(struct sthead *sh)
 	pthread_mutex_unlock(&sh->sh_sd.sd_plumb);
 	if (sh->sh_pair != NULL)
 		pthread_mutex_unlock(&sh->sh_pair->p_lock);
+}
+
+/* sth_poll.c: after fork the child's streams get mirror sockets of
+ * their own (a hangup in one process must not show in the other). */
+void sth_mirrors_atfork_child(void);
+
+/* sth_pipe.c: give every in-process pipe its cross-process driver (done
+ * before fork; tests call it to run that path between threads). */
+void sth_pipes_convert_all(void);
+
+/* Let the driver move what it already has up the stream (a STREAMS pipe
+ * end reading another process's ring), inside an entry: KEV_PULL for a
+ * reader that goes on reading, KEV_WAIT for one about to sleep. */
+static inline void sth_pull(struct sthead *sh, unsigned how)
+{
+	struct strkev *ke = __atomic_load_n(&sh->sh_sd.sd_kev,
+					    __ATOMIC_ACQUIRE);
+
+	if (ke != NULL)
+		ke->ke_run(ke, how);
+}
+
+/* A reader or poller is about to sleep until the driver's source has
+ * more: counted first, then the driver pulls and arms its wake-up. */
+static inline void sth_kevwait_begin(struct sthead *sh)
+{
+	if (__atomic_load_n(&sh->sh_sd.sd_kev, __ATOMIC_ACQUIRE) == NULL)
+		return;
+	__atomic_add_fetch(&sh->sh_sd.sd_kevwant, 1, __ATOMIC_SEQ_CST);
+	sth_pull(sh, KEV_WAIT);
+}
+
+static inline void sth_kevwait_end(struct sthead *sh)
+{
+	if (__atomic_load_n(&sh->sh_sd.sd_kev, __ATOMIC_ACQUIRE) == NULL)
+		return;
+	__atomic_sub_fetch(&sh->sh_sd.sd_kevwant, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Someone outside the library (epoll, SIGPOLL) waits on this stream:
+ * counted for good. */
+static inline void sth_kevwatch(struct sthead *sh)
+{
+	if (__atomic_exchange_n(&sh->sh_sd.sd_kevwatch, 1,
+				__ATOMIC_ACQ_REL) == 0) {
+		struct strthread *t = str_enter();
+		__atomic_add_fetch(&sh->sh_sd.sd_kevwant, 1, __ATOMIC_SEQ_CST);
+		sth_pull(sh, KEV_WAIT);
+		str_exit(t);
+	}
 }
 
 static inline int sh_flags(struct sthead *sh)
@@ -220,6 +278,10 @@ struct sth_file *sth_fd_remove(int fd);		/* NULL if not ours */
 void sth_file_rele(struct sth_file *f);		/* last ref closes */
 struct sth_file *sth_file_new(struct sthead *sh, int oflag);
 int sth_fd_dup_of(int newfd, struct sth_file *f);
+/* fn(fd) is called when fd stops naming a stream (close, dup2 over it,
+ * a stale number reused), before the number can be handed out again by
+ * close(); one hook (libxti's endpoint table).  fn must not sleep. */
+void sth_set_closed_hook(void (*fn)(int fd));
 
 /* ---- sth_open.c ---- */
 extern struct qinit sth_rinit, sth_winit;
@@ -252,13 +314,15 @@ void sth_rcache_unload(struct sthead *sh);
 /* Messages in the read cache that a reader would still get (racy). */
 int sth_rcache_count(struct sthead *sh);
 void sth_rcache_free(struct sthead *sh);
-ssize_t sth_read(int fd, const struct iovec *iov, int iovcnt, bool *handled);
+ssize_t sth_read(int fd, const struct iovec *iov, int iovcnt, bool trusted,
+		 bool *handled);
 int sth_getpmsg(int fd, struct strbuf *ctl, struct strbuf *dat,
 		int *bandp, int *flagsp, bool pmsg);
 int strrput(queue_t *q, mblk_t *mp);
 
 /* ---- sth_write.c ---- */
-ssize_t sth_write(int fd, const struct iovec *iov, int iovcnt, bool *handled);
+ssize_t sth_write(int fd, const struct iovec *iov, int iovcnt, bool trusted,
+		  bool *handled);
 int sth_putpmsg(int fd, const struct strbuf *ctl, const struct strbuf *dat,
 		int band, int flags, bool pmsg);
 int sth_putmsg_fdinsert(struct sth_file *f, struct strthread **tp,

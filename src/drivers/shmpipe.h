@@ -1,0 +1,31 @@
+/*
+ * shmpipe.h -- the driver that carries a STREAMS pipe between processes
+ * (shmpipe.c).
+ */
+#ifndef STREAMS_SHMPIPE_H
+#define STREAMS_SHMPIPE_H
+
+#include <stdbool.h>
+#include <sys/stream.h>
+#include <sys/strconf.h>
+
+#include "strsubr.h"
+
+/*
+ * Give the two ends a and b of an in-process pipe a shmpipe driver each,
+ * connected through a new shared-memory segment: x_low_wq is end x's
+ * lowest write queue (its q_next, now the other end's entry, becomes the
+ * driver), x_up_rq where x's driver sends messages up (x's entry).  Both
+ * ends' sd_plumb held, outside entries.  0, or an errno with both ends
+ * unchanged.
+ */
+int shmpipe_convert(struct stdata *a, queue_t *a_low_wq, queue_t *a_up_rq,
+		    struct stdata *b, queue_t *b_low_wq, queue_t *b_up_rq,
+		    cred_t *cr);
+
+/* Is cdev the shmpipe driver?  (hidden from I_LIST on pipe ends) */
+bool shmpipe_is(const struct cdevsw *cdev);
+
+extern struct cdevsw shmpipe_cdev;
+
+#endif

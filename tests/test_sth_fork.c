@@ -1,0 +1,445 @@
+/*
+ * test_sth_fork.c -- STREAMS pipes between processes: s_pipe(), then
+ * fork(), each process keeping an end (src/drivers/shmpipe.c).
+ *
+ * Every scenario forks a child that plays one end and exits with the
+ * number of its own failures; the parent checks the other end and the
+ * child's status.  Children leave with exit(), not child_exit(): what a
+ * writer queued beyond what the reader has taken is still inside the
+ * writing process, and, like stdio's buffers, goes out at exit() only.
+ */
+#include "sth.h"
+#include "sthead.h"
+
+#include <stdint.h>
+#include <sys/epoll.h>
+
+#define NMSG 3000
+
+static pid_t do_fork(void)
+{
+	fflush(stdout);
+	fflush(stderr);
+	return fork();
+}
+
+static void child_exit(int bad)
+{
+	fflush(stderr);
+	exit(bad);
+}
+
+static int wait_child(pid_t pid)
+{
+	int st = 0;
+
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	if (WIFSIGNALED(st))
+		fprintf(stderr, "child killed by signal %d\n", WTERMSIG(st));
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 100;
+}
+
+static size_t msg_len(int i)
+{
+	return (size_t)((i * 37) % 2000) + 1;
+}
+
+static void fill(unsigned char *b, size_t n, int i)
+{
+	for (size_t k = 0; k < n; k++)
+		b[k] = (unsigned char)(i * 7 + k);
+}
+
+/* Messages one way, boundaries kept, then end of file when the child
+ * exits, then EPIPE on writing. */
+static void test_oneway(void)
+{
+	static unsigned char buf[4096], want[4096];
+	int fds[2];
+	pid_t pid;
+
+	open_pipe(fds);
+	pid = do_fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		int bad = 0;
+		close(fds[0]);
+		for (int i = 0; i < NMSG; i++) {
+			fill(buf, msg_len(i), i);
+			if (write(fds[1], buf, msg_len(i)) != (ssize_t)msg_len(i))
+				bad++;
+		}
+		child_exit(bad);
+	}
+	close(fds[1]);
+	CHECK_RET(ioctl(fds[0], I_SRDOPT, RMSGD), 0);
+	for (int i = 0; i < NMSG; i++) {
+		ssize_t n = read(fds[0], buf, sizeof(buf));
+		if (n != (ssize_t)msg_len(i)) {
+			CHECK_EQ(n, msg_len(i));
+			break;
+		}
+		fill(want, msg_len(i), i);
+		if (memcmp(buf, want, msg_len(i)) != 0) {
+			CHECK_MEM(buf, want, msg_len(i));
+			break;
+		}
+	}
+	CHECK_EQ(wait_child(pid), 0);
+	/* the other end is gone: what was sent was all read, now EOF */
+	CHECK_RET(read(fds[0], buf, sizeof(buf)), 0);
+	signal(SIGPIPE, SIG_IGN);
+	CHECK_ERR(write(fds[0], "x", 1), EPIPE);
+	close(fds[0]);
+}
+
+/* Control and data parts, priority messages, both directions. */
+static void test_msgs(void)
+{
+	int fds[2];
+	pid_t pid;
+
+	open_pipe(fds);
+	pid = do_fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		char c[64], d[64];
+		struct strbuf ctl = { sizeof(c), 0, c }, dat = { sizeof(d), 0, d };
+		int flags = 0, bad = 0;
+
+		close(fds[0]);
+		/* echo every message back with the same parts and priority */
+		for (int i = 0; i < 100; i++) {
+			flags = 0;
+			if (getmsg(fds[1], &ctl, &dat, &flags) != 0) {
+				bad++;
+				break;
+			}
+			if (putmsg(fds[1], ctl.len >= 0 ? &ctl : NULL,
+				   dat.len >= 0 ? &dat : NULL,
+				   flags == RS_HIPRI ? RS_HIPRI : 0) != 0)
+				bad++;
+		}
+		child_exit(bad);
+	}
+	close(fds[1]);
+	for (int i = 0; i < 100; i++) {
+		char c[16], d[16], rc[64], rd[64];
+		struct strbuf ctl = { 0, 0, c }, dat = { 0, 0, d };
+		struct strbuf rctl = { sizeof(rc), 0, rc };
+		struct strbuf rdat = { sizeof(rd), 0, rd };
+		int flags = 0, hi = (i % 3 == 0);
+
+		ctl.len = snprintf(c, sizeof(c), "ctl%d", i);
+		dat.len = snprintf(d, sizeof(d), "data%d", i);
+		CHECK_RET(putmsg(fds[0], &ctl, &dat, hi ? RS_HIPRI : 0), 0);
+		CHECK_RET(getmsg(fds[0], &rctl, &rdat, &flags), 0);
+		CHECK_EQ(flags, hi ? RS_HIPRI : 0);
+		CHECK_EQ(rctl.len, ctl.len);
+		CHECK_EQ(rdat.len, dat.len);
+		CHECK(rctl.len == ctl.len && memcmp(rc, c, (size_t)ctl.len) == 0);
+		CHECK(rdat.len == dat.len && memcmp(rd, d, (size_t)dat.len) == 0);
+	}
+	CHECK_EQ(wait_child(pid), 0);
+	close(fds[0]);
+}
+
+/* A writer far ahead of a reader that sleeps first: it blocks, nothing
+ * is lost or reordered. */
+static void test_flow(void)
+{
+	static uint32_t buf[1024];
+	const int nchunk = 2048;	/* 8 MiB in 4 KiB writes */
+	int fds[2];
+	pid_t pid;
+	uint32_t next = 0;
+	size_t got = 0, want = (size_t)nchunk * sizeof(buf);
+
+	open_pipe(fds);
+	pid = do_fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		uint32_t seq = 0;
+		int bad = 0;
+		close(fds[0]);
+		for (int c = 0; c < nchunk; c++) {
+			for (size_t k = 0; k < 1024; k++)
+				buf[k] = seq++;
+			if (write(fds[1], buf, sizeof(buf)) != sizeof(buf))
+				bad++;
+		}
+		child_exit(bad);
+	}
+	close(fds[1]);
+	pause_ms(200);		/* the child fills the pipe and blocks */
+	while (got < want) {
+		ssize_t n = read(fds[0], buf, sizeof(buf));
+		if (n <= 0 || n % 4 != 0) {
+			CHECK(n > 0 && n % 4 == 0);
+			break;
+		}
+		for (ssize_t k = 0; k < n / 4; k++)
+			if (buf[k] != next++) {
+				CHECK_EQ(buf[k], next - 1);
+				got = want;
+				break;
+			}
+		got += (size_t)n;
+	}
+	CHECK_EQ(next, want / 4);
+	CHECK_EQ(wait_child(pid), 0);
+	CHECK_RET(read(fds[0], buf, sizeof(buf)), 0);
+	close(fds[0]);
+}
+
+/* poll() in one process wakes when the other writes; non-blocking reads
+ * say EAGAIN before. */
+static void test_poll(void)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	open_pipe(fds);
+	pid = do_fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		pause_ms(100);
+		child_exit(write(fds[1], "p", 1) == 1 ? 0 : 1);
+	}
+	close(fds[1]);
+	CHECK_RET(set_nonblock(fds[0], true), 0);
+	CHECK_ERR(read(fds[0], &c, 1), EAGAIN);
+	struct pollfd p = { fds[0], POLLIN, 0 };
+	long t0 = now_ms();
+	CHECK_RET(poll(&p, 1, 5000), 1);
+	CHECK(p.revents & POLLIN);
+	CHECK(now_ms() - t0 < 4000);
+	CHECK_RET(read(fds[0], &c, 1), 1);
+	CHECK_EQ(c, 'p');
+	CHECK_EQ(wait_child(pid), 0);
+	CHECK_RET(set_nonblock(fds[0], false), 0);
+	close(fds[0]);
+}
+
+/* Request/response round trips: a blocked reader on each side. */
+static void test_pingpong(void)
+{
+	int fds[2];
+	pid_t pid;
+
+	open_pipe(fds);
+	pid = do_fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		int bad = 0;
+		unsigned char b[8];
+		close(fds[0]);
+		for (int i = 0; i < 2000; i++) {
+			if (read(fds[1], b, 1) != 1)
+				bad++;
+			b[0]++;
+			if (write(fds[1], b, 1) != 1)
+				bad++;
+		}
+		child_exit(bad);
+	}
+	close(fds[1]);
+	unsigned char b = 0;
+	int ok = 1;
+	for (int i = 0; i < 2000 && ok; i++) {
+		unsigned char r;
+		ok = write(fds[0], &b, 1) == 1 && read(fds[0], &r, 1) == 1 &&
+		     r == (unsigned char)(b + 1);
+		b = (unsigned char)(r + 1);
+	}
+	CHECK(ok);
+	CHECK_EQ(wait_child(pid), 0);
+	close(fds[0]);
+}
+
+/* An end held by both processes: the child's exit is not a hangup while
+ * the parent still holds the other end; the parent's own two ends still
+ * talk; the pipe shows no driver; closing the last copy hangs up. */
+static void test_shared_ends(void)
+{
+	int fds[2];
+	pid_t pid;
+	char b[8];
+
+	open_pipe(fds);
+	pid = do_fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0)
+		child_exit(write(fds[1], "c", 1) == 1 ? 0 : 1);
+	CHECK_EQ(wait_child(pid), 0);
+	CHECK_RET(read(fds[0], b, sizeof(b)), 1);
+	CHECK_EQ(b[0], 'c');
+	CHECK_RET(write(fds[0], "pq", 2), 2);
+	CHECK_RET(read(fds[1], b, sizeof(b)), 2);
+	CHECK_MEM(b, "pq", 2);
+	CHECK_RET(set_nonblock(fds[0], true), 0);
+	CHECK_ERR(read(fds[0], b, 1), EAGAIN);	/* no hangup yet */
+	CHECK_RET(nlist(fds[0]), 0);		/* no driver shown */
+	close(fds[1]);
+	CHECK_RET(set_nonblock(fds[0], false), 0);
+	CHECK_RET(read(fds[0], b, 1), 0);	/* now end of file */
+	close(fds[0]);
+}
+
+/* Each process's streams have their own mirror: what the child's poll()
+ * shows the kernel about its copy of an end is not seen by an epoll set
+ * watching the parent's copy. */
+static void test_private_mirror(void)
+{
+	int fds[2], go[2], done[2], ep;
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP | EPOLLPRI };
+	struct epoll_event out[2];
+	pid_t pid;
+	char b;
+
+	open_pipe(fds);
+	REQUIRE(pipe(go) == 0 && pipe(done) == 0);
+	CHECK_RET(write(fds[1], "z", 1), 1);	/* queued at fds[0]'s head */
+	pid = do_fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		struct pollfd p = { fds[0], POLLIN, 0 };
+		int bad = 0;
+		close(go[1]);
+		close(done[0]);
+		bad += read(go[0], &b, 1) != 1;
+		bad += poll(&p, 1, 0) != 1;	/* its own copy of "z" */
+		bad += write(done[1], "d", 1) != 1;
+		bad += read(go[0], &b, 1) != 1;
+		child_exit(bad);
+	}
+	close(go[0]);
+	close(done[1]);
+	CHECK_RET(read(fds[0], &b, 1), 1);	/* the parent's copy */
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	REQUIRE(ep >= 0);
+	CHECK_RET(epoll_ctl(ep, EPOLL_CTL_ADD, fds[0], &ev), 0);
+	CHECK_RET(epoll_wait(ep, out, 2, 0), 0);
+	CHECK_RET(write(go[1], "x", 1), 1);
+	CHECK_RET(read(done[0], &b, 1), 1);
+	CHECK_RET(epoll_wait(ep, out, 2, 100), 0);	/* nothing for us */
+	CHECK_RET(write(go[1], "x", 1), 1);
+	CHECK_EQ(wait_child(pid), 0);
+	close(ep);
+	close(go[1]);
+	close(done[0]);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/* ---- the same path between threads (so ThreadSanitizer sees it) ---- */
+
+struct tw {
+	int fd;
+	int n;
+	int bad;
+	bool close_after;
+};
+
+static void *writer(void *arg)
+{
+	struct tw *w = arg;
+	unsigned char b[2048];
+
+	for (int i = 0; i < w->n; i++) {
+		size_t len = msg_len(i);
+		fill(b, len, i);
+		if (write(w->fd, b, len) != (ssize_t)len)
+			w->bad++;
+	}
+	if (w->close_after)
+		close(w->fd);
+	return NULL;
+}
+
+static void *reader(void *arg)
+{
+	struct tw *w = arg;
+	unsigned char b[4096], want[2048];
+
+	if (ioctl(w->fd, I_SRDOPT, RMSGD) != 0)
+		w->bad++;
+	for (int i = 0; i < w->n; i++) {
+		ssize_t n = read(w->fd, b, sizeof(b));
+		fill(want, msg_len(i), i);
+		if (n != (ssize_t)msg_len(i) ||
+		    memcmp(b, want, msg_len(i)) != 0) {
+			w->bad++;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static bool converted(int fd)
+{
+	struct strthread *t = str_enter();
+	struct sth_file *f = sth_lookup(fd);
+	bool yes = f != NULL && __atomic_load_n(&f->f_sh->sh_sd.sd_kev,
+						__ATOMIC_ACQUIRE) != NULL;
+	str_exit(t);
+	return yes;
+}
+
+/* Both directions at once, then one end closes: the other reads all,
+ * then end of file. */
+static void test_threads(void)
+{
+	int fds[2], n = 20000;
+	pthread_t t[4];
+	char c;
+
+	open_pipe(fds);
+	CHECK(!converted(fds[0]));
+	sth_pipes_convert_all();
+	CHECK(converted(fds[0]) && converted(fds[1]));
+	CHECK_RET(nlist(fds[0]), 0);
+	struct tw w0 = { fds[0], n, 0, false }, r1 = { fds[1], n, 0, false };
+	struct tw w1 = { fds[1], n, 0, false }, r0 = { fds[0], n, 0, false };
+	REQUIRE(pthread_create(&t[0], NULL, writer, &w0) == 0);
+	REQUIRE(pthread_create(&t[1], NULL, reader, &r1) == 0);
+	REQUIRE(pthread_create(&t[2], NULL, writer, &w1) == 0);
+	REQUIRE(pthread_create(&t[3], NULL, reader, &r0) == 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	CHECK_EQ(w0.bad + w1.bad + r0.bad + r1.bad, 0);
+	/* now a writer that closes when done, against a reader */
+	struct tw wc = { fds[1], n, 0, true }, rc = { fds[0], n, 0, false };
+	REQUIRE(pthread_create(&t[0], NULL, writer, &wc) == 0);
+	REQUIRE(pthread_create(&t[1], NULL, reader, &rc) == 0);
+	pthread_join(t[0], NULL);
+	pthread_join(t[1], NULL);
+	CHECK_EQ(wc.bad + rc.bad, 0);
+	CHECK_RET(read(fds[0], &c, 1), 0);
+	CHECK_ERR(write(fds[0], "x", 1), EPIPE);
+	close(fds[0]);
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	test_threads();
+#ifdef STR_TSAN
+	/* ThreadSanitizer cannot follow a process that starts threads
+	 * after fork(): the cross-process cases run in the other builds */
+	CHECK_EQ(streams_in_use(), 0);
+	T_DONE();
+#endif
+	test_oneway();
+	test_msgs();
+	test_flow();
+	test_poll();
+	test_pingpong();
+	test_shared_ends();
+	test_private_mirror();
+	CHECK_EQ(streams_in_use(), 0);
+	T_DONE();
+}
