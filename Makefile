@@ -1,14 +1,17 @@
 # Thin wrapper around meson.  The two commands the README names:
 #   make bench   build, then run the benchmark report (the main job)
-#   make test    build, then run every test: normal, ASan+UBSan, TSan
-# Both install missing build tools first (tools/deps.sh).
+#   make test    build, then run every test: normal, ASan+UBSan, TSan,
+#                and each libFuzzer target briefly (20 s)
+#   make fuzz    the libFuzzer targets, FUZZ_SECONDS (60) each
+# They install missing build tools first (tools/deps.sh).
 PREFIX ?= /usr/local
 MESON_OPTS ?=
+FUZZ_SECONDS ?= 60
 # a failing command in a pipeline (| tee) must fail the target
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: all build check test test-asan test-tsan bench install clean deps
+.PHONY: all build check test test-asan test-tsan fuzz bench install clean deps
 
 all: build
 
@@ -43,15 +46,29 @@ test-tsan: build-tsan/build.ninja
 	ninja -C build-tsan
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" tools/runtests.sh build-tsan
 
+# libFuzzer (clang): the library built with coverage, ASan and UBSan
+build-fuzz/build.ninja:
+	@tools/deps.sh test
+	CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
+		-Db_lundef=false -Dbuildtype=debugoptimized
+
+# every fuzz target for FUZZ_SECONDS, from its seed corpus; a crash, leak
+# or timeout fails and names the input (kept in build-fuzz/fuzz-artifacts)
+fuzz: build-fuzz/build.ninja
+	ninja -C build-fuzz fuzz-targets
+	tools/runfuzz.sh build-fuzz $(FUZZ_SECONDS)
+
 # everything, as CI runs it
-test: build/build.ninja build-asan/build.ninja build-tsan/build.ninja
+test: build/build.ninja build-asan/build.ninja build-tsan/build.ninja build-fuzz/build.ninja
 	@tools/deps.sh test
 	ninja -C build
 	ninja -C build-asan
 	ninja -C build-tsan
+	ninja -C build-fuzz fuzz-targets
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 		tools/runtests.sh build build-asan build-tsan
+	tools/runfuzz.sh build-fuzz 20
 
 # the main job: the benchmark report in ./report (about 6 minutes)
 bench: build
@@ -72,4 +89,4 @@ install:
 	meson install -C build-install
 
 clean:
-	rm -rf build build-asan build-tsan build-install
+	rm -rf build build-asan build-tsan build-fuzz build-install

@@ -19,6 +19,8 @@ if [ "$what" = test ]; then
 	dpkg -s libtsan2 >/dev/null 2>&1 || need_apt+=(libtsan2)
 	have clang || need_apt+=(clang)
 	dpkg -s libclang-rt-14-dev >/dev/null 2>&1 || need_apt+=(libclang-rt-14-dev)
+	# readable stack traces in fuzz crash reports
+	have llvm-symbolizer || need_apt+=(llvm)
 fi
 if [ "$what" = bench ]; then
 	have python3 || need_apt+=(python3)
