@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <unistd.h>	/* _SC_T_IOV_MAX */
 
 #ifdef __cplusplus
 extern "C" {
@@ -259,8 +260,12 @@ int t_sync(int fd);
 int t_sysconf(int name);
 int t_unbind(int fd);
 
-/* t_sysconf names */
+/* t_sysconf names: glibc's <unistd.h> already names _SC_T_IOV_MAX
+ * (an enumerator, included above); use its value so either header may
+ * come first */
+#ifndef _SC_T_IOV_MAX
 #define _SC_T_IOV_MAX	1
+#endif
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,384 @@
+/*
+ * xti_data.c -- data transfer in connection mode: t_snd, t_sndv, t_rcv,
+ * t_rcvv.
+ *
+ * Sending.  A TSDU (or ETSDU) goes down as T_DATA_REQ (T_EXDATA_REQ)
+ * messages of at most TIDU_size bytes (and the stream head's largest
+ * message), MORE_flag set on every one but the last of the call, and on
+ * the last too when the caller sets T_MORE.  Expedited data goes in band
+ * 1 unless the provider takes it inline (EXPINLINE).  The library counts
+ * the bytes of the TSDU being sent so that one longer than TSDU_size is
+ * refused (TBADDATA) across calls too.  In asynchronous mode a call
+ * stopped by flow control returns what was accepted, or TFLOW when
+ * nothing was; t_look() then reports T_GODATA (T_GOEXDATA) once the
+ * stream takes data again.
+ *
+ * Receiving.  t_rcv() takes one message with getmsg, the data part
+ * straight into the caller's buffer; what does not fit stays at the head
+ * and the next t_rcv() returns it, T_MORE set until the TSDU's last
+ * byte.  ep_cont remembers, for normal and expedited data, that the
+ * next message without a control part is the rest of a T_DATA_IND
+ * (T_EXDATA_IND) and its MORE_flag.  Expedited data overtakes the rest
+ * of a normal TSDU (band 1 is ahead at the head).  A T_DISCON_IND or
+ * T_ORDREL_IND met instead is held: TLOOK.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xti_impl.h"
+
+#define SND_CHUNK	65536	/* the stream head's largest data part */
+
+struct snd_args {
+	int flags;
+	bool exp;
+	int band;
+	unsigned int chunk;
+};
+
+/* Checks before sending nbytes; fills a.  0 or -1 with t_errno. */
+static int snd_check(struct xti_ep *ep, unsigned int nbytes, int flags,
+		     struct snd_args *a)
+{
+	t_scalar_t lim;
+	uint64_t acc;
+	int pf, tidu;
+
+	if (flags & ~(T_MORE | T_EXPEDITED | T_PUSH))
+		return xti_err(TBADFLAG);
+	a->flags = flags;
+	a->exp = (flags & T_EXPEDITED) != 0;
+	pthread_mutex_lock(&ep->ep_lock);
+	lim = a->exp ? ep->ep_info.ETSDU_size : ep->ep_info.TSDU_size;
+	pf = ep->ep_info.PROVIDER_flag;
+	tidu = ep->ep_info.TIDU_size;
+	acc = ep->ep_sndacc[a->exp];
+	pthread_mutex_unlock(&ep->ep_lock);
+	if (lim == T_INVALID)
+		return xti_err(TNOTSUPPORT);
+	if (nbytes > INT_MAX)
+		return xti_err(TBADDATA);
+	if (nbytes == 0 && ((flags & T_MORE) ||
+			    (acc == 0 && !(pf & SENDZERO))))
+		return xti_err(TBADDATA);
+	if (lim > 0 && acc + nbytes > (uint64_t)lim)
+		return xti_err(TBADDATA);
+	a->band = a->exp && !(pf & EXPINLINE) ? 1 : 0;
+	a->chunk = tidu > 0 && tidu < SND_CHUNK ? (unsigned int)tidu
+						 : SND_CHUNK;
+	return 0;
+}
+
+/* Send nbytes of buf; the bytes sent, or -1 with t_errno. */
+static int snd_data(struct xti_ep *ep, const char *buf, unsigned int nbytes,
+		    const struct snd_args *a)
+{
+	struct T_data_req dr;
+	unsigned int sent = 0;
+	int err = 0;
+
+	dr.PRIM_type = a->exp ? T_EXDATA_REQ : T_DATA_REQ;
+	do {
+		unsigned int n = nbytes - sent;
+		if (n > a->chunk)
+			n = a->chunk;
+		dr.MORE_flag = (sent + n < nbytes || (a->flags & T_MORE)) ? 1 : 0;
+		if (xti_putmsg(ep->ep_fd, &dr, sizeof(dr), buf + sent, (int)n,
+			       a->band) != 0) {
+			err = t_errno;
+			break;
+		}
+		sent += n;
+	} while (sent < nbytes);
+	pthread_mutex_lock(&ep->ep_lock);
+	if (err == TFLOW)
+		ep->ep_flags |= a->exp ? EPF_EXFLOW : EPF_FLOW;
+	if (sent == nbytes && !(a->flags & T_MORE))
+		ep->ep_sndacc[a->exp] = 0;
+	else
+		ep->ep_sndacc[a->exp] += sent;
+	pthread_mutex_unlock(&ep->ep_lock);
+	if (sent == 0 && err != 0)
+		return -1;		/* t_errno (errno) still set */
+	return (int)sent;
+}
+
+static int snd_common(int fd, const char *buf, unsigned int nbytes,
+		      int flags)
+{
+	struct snd_args a;
+	struct xti_ep *ep;
+	int r = -1, ev;
+
+	ep = xti_begin(fd, NEED_CONN, EV_SND, -1);
+	if (ep == NULL)
+		return -1;
+	if (snd_check(ep, nbytes, flags, &a) != 0)
+		goto out;
+	ev = xti_look_for(ep, T_DISCONNECT);
+	if (ev != 0) {
+		if (ev > 0)
+			xti_err(TLOOK);
+		goto out;
+	}
+	r = snd_data(ep, buf, nbytes, &a);
+out:
+	xti_put(ep);
+	return r;
+}
+
+int t_snd(int fd, void *buf, unsigned int nbytes, int flags)
+{
+	return snd_common(fd, buf, nbytes, flags);
+}
+
+/* Gather the application's t_iovec array into one buffer; its length
+ * in *len.  NULL with t_errno. */
+static char *iov_gather(const struct t_iovec *uiov, unsigned int cnt,
+			unsigned int *len)
+{
+	struct t_iovec iov[T_IOV_MAX];
+	size_t total = 0;
+	char *buf;
+
+	if (cnt == 0 || cnt > T_IOV_MAX) {
+		xti_err(TBADDATA);
+		return NULL;
+	}
+	if (xti_uin(iov, uiov, cnt * sizeof(iov[0])) != 0) {
+		xti_syserr(EFAULT);
+		return NULL;
+	}
+	for (unsigned int i = 0; i < cnt; i++) {
+		if (iov[i].iov_len > INT_MAX || total + iov[i].iov_len > INT_MAX) {
+			xti_err(TBADDATA);
+			return NULL;
+		}
+		total += iov[i].iov_len;
+	}
+	buf = malloc(total + 1);
+	if (buf == NULL) {
+		xti_syserr(ENOMEM);
+		return NULL;
+	}
+	total = 0;
+	for (unsigned int i = 0; i < cnt; i++) {
+		if (iov[i].iov_len > 0 &&
+		    xti_uin(buf + total, iov[i].iov_base, iov[i].iov_len) != 0) {
+			free(buf);
+			xti_syserr(EFAULT);
+			return NULL;
+		}
+		total += iov[i].iov_len;
+	}
+	*len = (unsigned int)total;
+	return buf;
+}
+
+int t_sndv(int fd, const struct t_iovec *iov, unsigned int iovcount,
+	   int flags)
+{
+	unsigned int len;
+	char *buf;
+	int r;
+
+	buf = iov_gather(iov, iovcount, &len);
+	if (buf == NULL)
+		return -1;
+	r = snd_common(fd, buf, len, flags);
+	free(buf);
+	return r;
+}
+
+/* ---- receiving ---- */
+
+/* Deliver from a held data message; the rest stays held. */
+static int rcv_held(struct xti_ep *ep, struct xti_msg *m, char *buf,
+		    unsigned int nbytes, int *flagsp)
+{
+	struct xti_dec_data d;
+	unsigned int n = (unsigned int)(m->m_dlen - m->m_doff);
+	int fl;
+
+	memset(&d, 0, sizeof(d));
+	if (m->m_prim != -1 && xti_dec_data_ind(m->m_ctl, m->m_clen, &d) != 0)
+		d.exp = m->m_band > 0;
+	if (m->m_prim == -1)
+		d.exp = m->m_band > 0;
+	if (n > nbytes)
+		n = nbytes;
+	if (n > 0 && xti_uout(buf, m->m_dat + m->m_doff, n) != 0) {
+		pthread_mutex_lock(&ep->ep_lock);
+		xti_held_push(ep, m);	/* (back at the end: rare) */
+		pthread_mutex_unlock(&ep->ep_lock);
+		return xti_syserr(EFAULT);
+	}
+	m->m_doff += (int)n;
+	fl = d.exp ? T_EXPEDITED : 0;
+	if (m->m_doff < m->m_dlen || d.more)
+		fl |= T_MORE;
+	if (m->m_doff < m->m_dlen) {
+		/* put it back in front */
+		pthread_mutex_lock(&ep->ep_lock);
+		m->m_next = ep->ep_held;
+		ep->ep_held = m;
+		if (m->m_next == NULL)
+			ep->ep_heldtail = &m->m_next;
+		pthread_mutex_unlock(&ep->ep_lock);
+	} else {
+		xti_msg_free(m);
+	}
+	if (xti_uout(flagsp, &fl, sizeof(fl)) != 0)
+		return xti_syserr(EFAULT);
+	return (int)n;
+}
+
+static bool is_data(t_scalar_t prim)
+{
+	return prim == -1 || prim == T_DATA_IND || prim == T_EXDATA_IND ||
+	       prim == T_OPTDATA_IND;
+}
+
+/* The first held message when it is data (taken); TLOOK when another
+ * event is held; 0 when nothing is held. */
+static int held_data(struct xti_ep *ep, struct xti_msg **mp)
+{
+	int r = 0;
+
+	*mp = NULL;
+	pthread_mutex_lock(&ep->ep_lock);
+	if (ep->ep_held != NULL) {
+		if (is_data(ep->ep_held->m_prim))
+			*mp = xti_held_pop(ep);
+		else
+			r = xti_err(TLOOK);
+	}
+	pthread_mutex_unlock(&ep->ep_lock);
+	return r;
+}
+
+static int rcv_common(int fd, char *buf, unsigned int nbytes, int *flagsp)
+{
+	struct xti_dec_data d;
+	struct xti_msg *m;
+	struct xti_ep *ep;
+	struct xti_rd r;
+	int rv = -1, fl = 0, k;
+
+	ep = xti_begin(fd, NEED_CONN, EV_RCV, -1);
+	if (ep == NULL)
+		return -1;
+	if (xti_uout(flagsp, &fl, sizeof(fl)) != 0) {
+		xti_put(ep);
+		return xti_syserr(EFAULT);
+	}
+	if (held_data(ep, &m) != 0) {
+		xti_put(ep);
+		return -1;
+	}
+	if (m != NULL) {
+		rv = rcv_held(ep, m, buf, nbytes, flagsp);
+		xti_put(ep);
+		return rv;
+	}
+	if (nbytes > INT_MAX)
+		nbytes = INT_MAX;
+	xti_rd_init(&r, buf, (int)nbytes);
+	r.ev = EV_RCV;
+	if (xti_read(ep, &r) != 0)
+		goto out;
+	memset(&d, 0, sizeof(d));
+	if (r.prim == -1) {
+		/* the rest of a message, or plain M_DATA */
+		pthread_mutex_lock(&ep->ep_lock);
+		k = ep->ep_cont[1] >= 0 && (r.band > 0 || ep->ep_cont[0] < 0);
+		d.exp = k == 1;
+		d.more = ep->ep_cont[k] > 0;	/* the TSDU goes on after */
+		if (!r.more)
+			ep->ep_cont[k] = -1;	/* all of it read */
+		else if (ep->ep_cont[k] < 0)
+			ep->ep_cont[k] = 0;	/* plain M_DATA, split */
+		pthread_mutex_unlock(&ep->ep_lock);
+	} else if (is_data(r.prim)) {
+		if (xti_dec_data_ind(r.cbuf, r.clen, &d) != 0) {
+			if (r.more)
+				xti_read_rest(ep, &r);
+			xti_proto();
+			goto out;
+		}
+		pthread_mutex_lock(&ep->ep_lock);
+		ep->ep_cont[d.exp] = r.more ? (d.more ? 1 : 0) : -1;
+		pthread_mutex_unlock(&ep->ep_lock);
+	} else if (r.prim == T_DISCON_IND || r.prim == T_ORDREL_IND) {
+		struct xti_msg *hm;
+		if (r.more && xti_read_rest(ep, &r) != 0)
+			goto out;
+		hm = xti_rd_to_msg(&r);
+		if (hm == NULL) {
+			xti_syserr(ENOMEM);
+			goto out;
+		}
+		pthread_mutex_lock(&ep->ep_lock);
+		xti_held_push(ep, hm);
+		pthread_mutex_unlock(&ep->ep_lock);
+		xti_err(TLOOK);
+		goto out;
+	} else {
+		if (r.more)
+			xti_read_rest(ep, &r);
+		xti_proto();
+		goto out;
+	}
+	fl = (d.exp ? T_EXPEDITED : 0) | (r.more || d.more ? T_MORE : 0);
+	if (xti_uout(flagsp, &fl, sizeof(fl)) != 0) {
+		xti_syserr(EFAULT);
+		goto out;
+	}
+	rv = r.dlen > 0 ? r.dlen : 0;
+out:
+	xti_rd_free(&r);
+	xti_put(ep);
+	return rv;
+}
+
+int t_rcv(int fd, void *buf, unsigned int nbytes, int *flags)
+{
+	return rcv_common(fd, buf, nbytes, flags);
+}
+
+int t_rcvv(int fd, struct t_iovec *uiov, unsigned int iovcount, int *flags)
+{
+	struct t_iovec iov[T_IOV_MAX];
+	size_t total = 0, off = 0;
+	char *buf;
+	int r;
+
+	if (iovcount == 0 || iovcount > T_IOV_MAX)
+		return xti_err(TBADDATA);
+	if (xti_uin(iov, uiov, iovcount * sizeof(iov[0])) != 0)
+		return xti_syserr(EFAULT);
+	for (unsigned int i = 0; i < iovcount; i++) {
+		if (iov[i].iov_len > INT_MAX - total)
+			return xti_err(TBADDATA);
+		total += iov[i].iov_len;
+	}
+	buf = malloc(total + 1);
+	if (buf == NULL)
+		return xti_syserr(ENOMEM);
+	r = rcv_common(fd, buf, (unsigned int)total, flags);
+	for (unsigned int i = 0; r > 0 && i < iovcount && off < (size_t)r;
+	     i++) {
+		size_t n = iov[i].iov_len;
+		if (n > (size_t)r - off)
+			n = (size_t)r - off;
+		if (n > 0 && xti_uout(iov[i].iov_base, buf + off, n) != 0) {
+			r = xti_syserr(EFAULT);
+			break;
+		}
+		off += n;
+	}
+	free(buf);
+	return r;
+}

@@ -1,0 +1,720 @@
+/*
+ * xti_io.c -- talking to the transport provider: timod ioctls, reading
+ * messages, acknowledged requests, and looking at what is pending.
+ *
+ * Reading (xti_read).  A reader takes one whole message with getpmsg:
+ * the control part always into a library buffer (grown while MORECTL),
+ * the data part either into the caller's buffer (t_rcv, t_rcvudata: what
+ * does not fit stays at the head for the next call) or into a library
+ * buffer sized from the provider's limits and grown while MOREDATA.  A
+ * T_OK_ACK or T_ERROR_ACK met on the way belongs to the thread waiting
+ * for it (ep_req_busy): it is handed over in ep_ack, or dropped when
+ * nobody waits (it would be a provider's garbage), and reading goes on.
+ *
+ * Waiting for an ack (xti_ack_wait).  The waiter reads with
+ * getmsg(RS_HIPRI) only while no reader is inside getmsg; readers do not
+ * enter while it does.  So either a reader takes the ack and hands it
+ * over, or the waiter reads it itself: it is never left unread while the
+ * waiter sleeps.  On a non-blocking descriptor the waiter sleeps in
+ * poll(POLLPRI) (the ack of a request is due whatever O_NONBLOCK says);
+ * a signal does not abandon the wait (the request was sent: its ack will
+ * come), as in SVR4's libnsl.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stropts.h>
+#include <unistd.h>
+
+#include "xti_impl.h"
+
+bool xti_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl >= 0 && (fl & O_NONBLOCK);
+}
+
+/* errno of a failed stream call -> t_errno */
+static int io_err(int e)
+{
+	switch (e) {
+	case EAGAIN:
+		return xti_err(TNODATA);
+	case EBADF:
+	case ENOSTR:
+		return xti_err(TBADF);
+	default:
+		return xti_syserr(e);
+	}
+}
+
+/* ---- timod ioctls ---- */
+
+int xti_ioctl(int fd, int cmd, void *buf, int len, int cap, bool retry)
+{
+	struct strioctl si;
+	int r;
+
+	if (cap < len)
+		cap = len;
+	if (cap > XTI_IOCMAX)
+		cap = XTI_IOCMAX;
+	if (cap > len)
+		memset((char *)buf + len, 0, (size_t)(cap - len));
+	for (;;) {
+		si.ic_cmd = cmd;
+		si.ic_timout = 0;
+		si.ic_len = cap;
+		si.ic_dp = buf;
+		r = ioctl(fd, I_STR, &si);
+		if (r < 0 && errno == EINTR && retry)
+			continue;
+		break;
+	}
+	if (r < 0) {
+		if (errno == EBADF || errno == ENOSTR)
+			return xti_err(TBADF);
+		if (errno == EPROTO)	/* timod found the answer malformed */
+			return xti_proto();
+		return xti_syserr(errno);
+	}
+	if (r > 0)
+		return xti_tpi_err(TI_TLIERR(r), TI_SYSERR(r));
+	if (si.ic_len < 0 || si.ic_len > cap)
+		return xti_proto();
+	return si.ic_len;
+}
+
+int xti_getinfo(int fd, struct T_info_ack *ia)
+{
+	union {
+		struct T_info_req req;
+		struct T_info_ack ack;
+		char room[128];
+	} u;
+	int n;
+
+	u.req.PRIM_type = T_INFO_REQ;
+	n = xti_ioctl(fd, TI_GETINFO, &u, sizeof(u.req), sizeof(u), true);
+	if (n < 0)
+		return -1;
+	if (xti_dec_info_ack(&u, n, ia) != 0)
+		return xti_proto();
+	return 0;
+}
+
+int xti_sync_info(struct xti_ep *ep, struct ti_sync_ack *sa)
+{
+	union {
+		struct ti_sync_req req;
+		struct ti_sync_ack ack;
+		char room[128];
+	} u;
+	int n;
+
+	u.req.tsr_flags = TSRF_INFO_REQ | TSRF_QLEN_REQ;
+	n = xti_ioctl(ep->ep_fd, TI_SYNC, &u, sizeof(u.req), sizeof(u), true);
+	if (n < 0)
+		return -1;
+	if (xti_dec_sync_ack(&u, n, sa) != 0)
+		return xti_proto();
+	return 0;
+}
+
+/* The first message at the head: its primitive (-1: data without a
+ * control part, -2: none, -3: unreadable). */
+static t_scalar_t peek_prim(int fd)
+{
+	char cb[32];
+	struct strpeek sp;
+	t_scalar_t prim;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.ctlbuf.maxlen = sizeof(cb);
+	sp.ctlbuf.buf = cb;
+	sp.databuf.maxlen = 0;
+	sp.databuf.buf = NULL;
+	sp.flags = 0;
+	if (ioctl(fd, I_PEEK, &sp) <= 0)
+		return -2;
+	if (sp.ctlbuf.len < 0)
+		return -1;
+	if (xti_dec_prim(cb, sp.ctlbuf.len, &prim) != 0)
+		return -3;
+	return prim;
+}
+
+static bool is_data_prim(t_scalar_t p)
+{
+	return p == -1 || p == T_DATA_IND || p == T_EXDATA_IND ||
+	       p == T_OPTDATA_IND;
+}
+
+int xti_state_from_tpi(int fd, int ts)
+{
+	t_scalar_t p;
+
+	switch (ts) {
+	case TS_UNBND:
+		return T_UNBND;
+	case TS_IDLE:
+		/* data or a disconnect not yet read: the user is still in
+		 * the connection */
+		p = peek_prim(fd);
+		if (is_data_prim(p) || p == T_DISCON_IND)
+			return T_DATAXFER;
+		if (p == T_ORDREL_IND)
+			return T_OUTREL;
+		return T_IDLE;
+	case TS_WCON_CREQ:
+		return T_OUTCON;
+	case TS_WRES_CIND:
+		return T_INCON;
+	case TS_DATA_XFER:
+		return peek_prim(fd) == T_CONN_CON ? T_OUTCON : T_DATAXFER;
+	case TS_WIND_ORDREL:
+		return T_OUTREL;
+	case TS_WREQ_ORDREL:
+		/* the orderly release (or data before it) not yet read */
+		p = peek_prim(fd);
+		if (is_data_prim(p) || p == T_ORDREL_IND)
+			return T_DATAXFER;
+		return T_INREL;
+	default:
+		return -1;	/* waiting for an ack: changing */
+	}
+}
+
+/* ---- reading ---- */
+
+void xti_rd_init(struct xti_rd *r, void *udata, int umax)
+{
+	memset(r, 0, offsetof(struct xti_rd, cstack));
+	r->cbuf = r->cstack;
+	r->cmax = sizeof(r->cstack);
+	r->dbuf = udata;
+	r->dmax = umax;
+	r->duser = udata != NULL || umax >= 0;
+	if (r->dmax < 0)
+		r->dmax = 0;
+	r->clen = r->dlen = -1;
+	r->prim = -1;
+	r->ev = -1;
+}
+
+void xti_rd_free(struct xti_rd *r)
+{
+	if (r->cown)
+		free(r->cbuf);
+	if (r->down)
+		free(r->dbuf);
+	r->cbuf = r->cstack;
+	r->cown = false;
+	r->dbuf = NULL;
+	r->down = false;
+}
+
+/* Grow a library buffer to at least want bytes (doubling); false when
+ * it would pass the limit or memory is short. */
+static bool grow(char **buf, int *max, bool *own, int want, int limit)
+{
+	int n = *max > 0 ? *max : 256;
+	char *p;
+
+	if (want > limit)
+		return false;
+	while (n < want)
+		n = n > limit / 2 ? limit : n * 2;
+	if (*own) {
+		p = realloc(*buf, (size_t)n);
+	} else {
+		p = malloc((size_t)n);
+		if (p != NULL && *max > 0 && *buf != NULL)
+			memcpy(p, *buf, (size_t)*max);
+	}
+	if (p == NULL)
+		return false;
+	*buf = p;
+	*max = n;
+	*own = true;
+	return true;
+}
+
+/* Readers enter and leave the stream (see the top of the file).  A
+ * reader of event ev (not -1) does not enter when the state no longer
+ * allows it (another thread's call changed it since xti_begin). */
+static bool rd_enter(struct xti_ep *ep, int ev)
+{
+	bool ok;
+
+	pthread_mutex_lock(&ep->ep_lock);
+	while (ep->ep_ack_reading)
+		pthread_cond_wait(&ep->ep_cv, &ep->ep_lock);
+	ok = ev < 0 || xti_ev_ok(ev, ep->ep_state);
+	if (ok)
+		ep->ep_rd_active++;
+	pthread_mutex_unlock(&ep->ep_lock);
+	return ok;
+}
+
+/* Leave; an ack r holds goes to its waiter.  True if r was an ack. */
+static bool rd_leave(struct xti_ep *ep, struct xti_rd *r)
+{
+	bool ack = false;
+
+	pthread_mutex_lock(&ep->ep_lock);
+	ep->ep_rd_active--;
+	if (r != NULL && r->hipri && r->clen >= (int)sizeof(t_scalar_t) &&
+	    (r->prim == T_OK_ACK || r->prim == T_ERROR_ACK)) {
+		ack = true;
+		if (ep->ep_req_busy && !ep->ep_ack_have) {
+			int n = r->clen < (int)sizeof(ep->ep_ack) ?
+				r->clen : (int)sizeof(ep->ep_ack);
+			memcpy(ep->ep_ack, r->cbuf, (size_t)n);
+			ep->ep_acklen = n;
+			ep->ep_ack_have = true;
+		}
+	}
+	if (ep->ep_req_busy)
+		pthread_cond_broadcast(&ep->ep_cv);
+	pthread_mutex_unlock(&ep->ep_lock);
+	return ack;
+}
+
+/* One getpmsg into r at its current fill; the stream's return value or
+ * -1 with errno. */
+static int rd_once(int fd, struct xti_rd *r, int *band, int *flags,
+		   int *clen, int *dlen)
+{
+	struct strbuf c, d;
+	int cl = r->clen < 0 ? 0 : r->clen;
+	int dl = r->dlen < 0 ? 0 : r->dlen;
+	int rv;
+
+	c.maxlen = r->cmax - cl;
+	c.len = 0;
+	c.buf = r->cbuf + cl;
+	d.maxlen = r->dmax - dl;
+	d.len = 0;
+	d.buf = r->dbuf != NULL ? r->dbuf + dl : NULL;
+	*band = 0;
+	*flags = MSG_ANY;
+	rv = getpmsg(fd, &c, &d, band, flags);
+	*clen = c.len;
+	*dlen = d.len;
+	return rv;
+}
+
+#define CTL_LIMIT	(XTI_IOCMAX + 4096)
+
+/* Read a whole message into r (the caller is a reader).  0, or an
+ * errno; EPROTO when it was malformed or too big (it is consumed). */
+static int rd_get(struct xti_ep *ep, struct xti_rd *r)
+{
+	int band, flags, rv = 0, cl, dl;
+	bool first = true, garbled = false, toolong = false;
+
+	r->clen = r->dlen = -1;
+	r->more = false;
+	r->prim = -1;
+	if (!r->duser && r->dbuf == NULL) {
+		int want = r->dmax > 0 ? r->dmax : 4096;
+		r->dmax = 0;
+		if (!grow(&r->dbuf, &r->dmax, &r->down, want, XTI_MAXBUF))
+			return ENOMEM;
+	}
+	for (;;) {
+		bool want_ctl = (rv & MORECTL) != 0;
+		rv = rd_once(ep->ep_fd, r, &band, &flags, &cl, &dl);
+		if (rv < 0)
+			return first ? errno : EPROTO;
+		if (first) {
+			r->band = band;
+			r->hipri = flags == MSG_HIPRI;
+			if (rv == 0 && cl == 0 && dl == 0)
+				return ENXIO;		/* hangup */
+		} else if (want_ctl != (cl >= 0)) {
+			garbled = true;		/* not the rest of it */
+		}
+		if (cl >= 0)
+			r->clen = (r->clen < 0 ? 0 : r->clen) + cl;
+		if (dl >= 0)
+			r->dlen = (r->dlen < 0 ? 0 : r->dlen) + dl;
+		first = false;
+		if ((rv & MORECTL) && !grow(&r->cbuf, &r->cmax, &r->cown,
+					    r->cmax * 2, CTL_LIMIT)) {
+			toolong = true;
+			r->clen = 0;		/* read on, keep nothing */
+		}
+		if ((rv & MOREDATA) && !r->duser && !(rv & MORECTL) &&
+		    r->dlen >= r->dmax &&
+		    !grow(&r->dbuf, &r->dmax, &r->down, r->dmax * 2,
+			  XTI_MAXBUF)) {
+			toolong = true;
+			r->dlen = 0;
+		}
+		if ((rv & MORECTL) || ((rv & MOREDATA) && !r->duser))
+			continue;
+		r->more = (rv & MOREDATA) != 0;
+		break;
+	}
+	if (r->clen >= 0 && xti_dec_prim(r->cbuf, r->clen, &r->prim) != 0)
+		garbled = true;
+	if (garbled || toolong)
+		return EPROTO;
+	return 0;
+}
+
+/* After handing over an ack: let its request finish; may the caller
+ * still do what it does? */
+static bool still_ok(struct xti_ep *ep, int ev)
+{
+	bool ok;
+
+	pthread_mutex_lock(&ep->ep_lock);
+	while (ep->ep_req_busy && !(ep->ep_flags & EPF_DEAD))
+		pthread_cond_wait(&ep->ep_cv, &ep->ep_lock);
+	ok = ev < 0 || xti_ev_ok(ev, ep->ep_state);
+	pthread_mutex_unlock(&ep->ep_lock);
+	return ok;
+}
+
+int xti_read(struct xti_ep *ep, struct xti_rd *r)
+{
+	int err;
+
+	for (;;) {
+		if (!rd_enter(ep, r->ev))
+			return xti_err(TOUTSTATE);
+		err = rd_get(ep, r);
+		if (!rd_leave(ep, err == 0 ? r : NULL))
+			break;
+		/* an ack: read on, unless another thread's request
+		 * changed the state under us */
+		if (!still_ok(ep, r->ev))
+			return xti_err(TOUTSTATE);
+	}
+	if (err == 0)
+		return 0;
+	if (err == EPROTO)
+		return xti_proto();
+	return io_err(err);
+}
+
+int xti_read_rest(struct xti_ep *ep, struct xti_rd *r)
+{
+	int err = 0, band, flags, rv, cl, dl;
+
+	if (r->duser) {
+		char *p = NULL;
+		int max = 0;
+		bool own = false;
+		int have = r->dlen > 0 ? r->dlen : 0;
+
+		if (!grow(&p, &max, &own, have + 4096, XTI_MAXBUF))
+			return xti_syserr(ENOMEM);
+		if (have > 0 && xti_uin(p, r->dbuf, (size_t)have) != 0) {
+			free(p);
+			return xti_syserr(EFAULT);
+		}
+		r->dbuf = p;
+		r->dmax = max;
+		r->down = true;
+		r->duser = false;
+	}
+	rd_enter(ep, -1);
+	while (r->more) {
+		if (r->dlen >= r->dmax &&
+		    !grow(&r->dbuf, &r->dmax, &r->down, r->dmax * 2,
+			  XTI_MAXBUF)) {
+			r->dlen = 0;	/* too long: read on, keep nothing */
+			err = EPROTO;
+		}
+		rv = rd_once(ep->ep_fd, r, &band, &flags, &cl, &dl);
+		if (rv < 0) {
+			err = errno;
+			break;
+		}
+		if (dl >= 0)
+			r->dlen = (r->dlen < 0 ? 0 : r->dlen) + dl;
+		if (cl >= 0) {
+			err = EPROTO;	/* not the rest of this message */
+			break;
+		}
+		r->more = (rv & MOREDATA) != 0;
+	}
+	rd_leave(ep, NULL);
+	if (err == 0)
+		return 0;
+	return err == EPROTO ? xti_proto() : io_err(err);
+}
+
+struct xti_msg *xti_rd_to_msg(struct xti_rd *r)
+{
+	struct xti_msg *m = calloc(1, sizeof(*m));
+	int cl = r->clen > 0 ? r->clen : 0;
+	int dl = r->dlen > 0 ? r->dlen : 0;
+
+	if (m == NULL)
+		return NULL;
+	m->m_prim = r->prim;
+	m->m_band = r->band;
+	m->m_clen = cl;
+	m->m_dlen = dl;
+	m->m_ctl = malloc((size_t)cl + 1);
+	m->m_dat = malloc((size_t)dl + 1);
+	if (m->m_ctl == NULL || m->m_dat == NULL) {
+		xti_msg_free(m);
+		return NULL;
+	}
+	memcpy(m->m_ctl, r->cbuf, (size_t)cl);
+	if (dl > 0) {
+		int bad = r->duser ? xti_uin(m->m_dat, r->dbuf, (size_t)dl)
+				   : (memcpy(m->m_dat, r->dbuf, (size_t)dl), 0);
+		if (bad) {
+			xti_msg_free(m);
+			return NULL;
+		}
+	}
+	return m;
+}
+
+/* ---- acknowledged requests ---- */
+
+void xti_req_begin(struct xti_ep *ep)
+{
+	pthread_mutex_lock(&ep->ep_lock);
+	while (ep->ep_req_busy)
+		pthread_cond_wait(&ep->ep_cv, &ep->ep_lock);
+	ep->ep_req_busy = true;
+	ep->ep_ack_have = false;
+	pthread_mutex_unlock(&ep->ep_lock);
+}
+
+/* The caller has set the state its request's ack brought: readers that
+ * handed the ack over check it once the request ends (still_ok). */
+void xti_req_end(struct xti_ep *ep)
+{
+	pthread_mutex_lock(&ep->ep_lock);
+	ep->ep_req_busy = false;
+	ep->ep_ack_have = false;
+	pthread_cond_broadcast(&ep->ep_cv);
+	pthread_mutex_unlock(&ep->ep_lock);
+}
+
+int xti_putmsg(int fd, const void *ctl, int clen, const void *dat,
+	       int dlen, int band)
+{
+	struct strbuf c = { 0, clen, (char *)ctl };
+	struct strbuf d = { 0, dlen, (char *)dat };
+
+	if (putpmsg(fd, clen >= 0 ? &c : NULL, dlen >= 0 ? &d : NULL, band,
+		    MSG_BAND) == 0)
+		return 0;
+	if (errno == EAGAIN)
+		return xti_err(TFLOW);
+	if (errno == EBADF || errno == ENOSTR)
+		return xti_err(TBADF);
+	return xti_syserr(errno);
+}
+
+/* Read a high priority message (the ack): 0 with *len set, or an errno.
+ * What does not fit the buffer is read and dropped. */
+static int ack_read(int fd, char *buf, int max, int *len)
+{
+	char scratch[64];
+	bool nb = xti_nonblock(fd);
+	int rv;
+
+	for (;;) {
+		struct strbuf c = { max, 0, buf };
+		struct strbuf d = { sizeof(scratch), 0, scratch };
+		int flags = RS_HIPRI;
+
+		if (nb) {
+			struct pollfd pf = { fd, POLLPRI, 0 };
+			if (poll(&pf, 1, -1) < 0) {
+				if (errno == EINTR)
+					continue;
+				return errno;
+			}
+			if (pf.revents & (POLLERR | POLLHUP | POLLNVAL) &&
+			    !(pf.revents & POLLPRI))
+				return pf.revents & POLLNVAL ? EBADF : ENXIO;
+		}
+		rv = getmsg(fd, &c, &d, &flags);
+		if (rv < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return errno;
+		}
+		if (c.len == 0 && d.len == 0 && rv == 0)
+			return ENXIO;		/* hangup */
+		*len = c.len;
+		/* drop the rest of an oversized message */
+		while (rv > 0) {
+			struct strbuf c2 = { sizeof(scratch), 0, scratch };
+			struct strbuf d2 = { sizeof(scratch), 0, scratch };
+			flags = RS_HIPRI;
+			rv = getmsg(fd, &c2, &d2, &flags);
+			if (rv < 0 && errno != EINTR)
+				break;
+			*len = -1;		/* oversized: not an ack */
+		}
+		return 0;
+	}
+}
+
+/* Every request is serialised (ep_req_busy), so any ack that arrives
+ * answers ours: one for another primitive, or a malformed one, is the
+ * provider's error (TPROTO), not a reason to wait on. */
+int xti_ack_wait(struct xti_ep *ep, t_scalar_t prim)
+{
+	char buf[sizeof(ep->ep_ack)];
+	struct xti_dec_ack a;
+	int len = -1, err = 0;
+
+	pthread_mutex_lock(&ep->ep_lock);
+	for (;;) {
+		if (ep->ep_ack_have) {
+			len = ep->ep_acklen;
+			memcpy(buf, ep->ep_ack, (size_t)len);
+			ep->ep_ack_have = false;
+			break;
+		}
+		if (ep->ep_flags & EPF_DEAD) {
+			err = EBADF;
+			break;
+		}
+		if (ep->ep_rd_active == 0 && !ep->ep_ack_reading) {
+			ep->ep_ack_reading = true;
+			pthread_mutex_unlock(&ep->ep_lock);
+			err = ack_read(ep->ep_fd, buf, sizeof(buf), &len);
+			pthread_mutex_lock(&ep->ep_lock);
+			ep->ep_ack_reading = false;
+			pthread_cond_broadcast(&ep->ep_cv);
+			break;
+		}
+		pthread_cond_wait(&ep->ep_cv, &ep->ep_lock);
+	}
+	pthread_mutex_unlock(&ep->ep_lock);
+	if (err != 0)
+		return io_err(err == EAGAIN ? EIO : err);
+	if (xti_dec_ok_ack(buf, len, &a) != 0 || a.req != prim)
+		return xti_proto();
+	if (a.prim == T_OK_ACK)
+		return 0;
+	return xti_tpi_err(a.tli, a.unixerr);
+}
+
+/* ---- what is pending ---- */
+
+static int msg_event(const struct xti_msg *m)
+{
+	return xti_dec_event(m->m_ctl, m->m_prim == -1 ? -1 : m->m_clen,
+			     m->m_band > 0);
+}
+
+/* The event of the head's first message: 0 none, -1 garbage, -2 error
+ * (errno). */
+static int head_event(struct xti_ep *ep)
+{
+	char cb[32];
+	struct strpeek sp;
+	bool exp;
+	int r;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.ctlbuf.maxlen = sizeof(cb);
+	sp.ctlbuf.buf = cb;
+	sp.databuf.maxlen = 0;
+	sp.flags = 0;
+	r = ioctl(ep->ep_fd, I_PEEK, &sp);
+	if (r < 0)
+		return errno == EBADMSG ? -1 : -2;
+	if (r == 0)
+		return 0;
+	pthread_mutex_lock(&ep->ep_lock);
+	exp = ep->ep_cont[1] >= 0;
+	pthread_mutex_unlock(&ep->ep_lock);
+	if (sp.ctlbuf.len < 0 && sp.databuf.len < 0)
+		return -1;
+	return xti_dec_event(cb, sp.ctlbuf.len, exp);
+}
+
+int xti_pending(struct xti_ep *ep)
+{
+	int ev;
+
+	pthread_mutex_lock(&ep->ep_lock);
+	ev = ep->ep_held != NULL ? msg_event(ep->ep_held) : 0;
+	pthread_mutex_unlock(&ep->ep_lock);
+	if (ev != 0)
+		return ev < 0 ? xti_proto() : ev;
+	ev = head_event(ep);
+	if (ev == -2)
+		return io_err(errno);
+	if (ev == -1)
+		return xti_proto();
+	return ev;
+}
+
+int xti_look_for(struct xti_ep *ep, int mask)
+{
+	int ev = 0;
+
+	pthread_mutex_lock(&ep->ep_lock);
+	for (struct xti_msg *m = ep->ep_held; m != NULL; m = m->m_next) {
+		int e = msg_event(m);
+		if (e > 0 && (e & mask)) {
+			ev = e;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ep->ep_lock);
+	if (ev != 0)
+		return ev;
+	ev = head_event(ep);
+	if (ev == -2)
+		return io_err(errno);
+	return ev > 0 && (ev & mask) ? ev : 0;
+}
+
+/* ---- netbufs ---- */
+
+int xti_nb_get(const struct netbuf *unb, struct netbuf *nb)
+{
+	return xti_uin(nb, unb, sizeof(*nb));
+}
+
+int xti_nb_fits(const struct netbuf *nb, size_t len)
+{
+	if (nb->maxlen > 0 && len > nb->maxlen)
+		return TBUFOVFLW;
+	return 0;
+}
+
+int xti_nb_put(struct netbuf *unb, const struct netbuf *nb, const void *src,
+	       size_t len)
+{
+	unsigned int l = nb->maxlen == 0 ? 0 : (unsigned int)len;
+
+	if (l > 0 && xti_uout(nb->buf, src, l) != 0)
+		return -1;
+	return xti_uout(&unb->len, &l, sizeof(l)) != 0 ? -1 : 0;
+}
+
+bool xti_size_ok(t_scalar_t limit, unsigned int len)
+{
+	if (limit == T_INFINITE)
+		return true;
+	if (limit < 0)
+		return len == 0;
+	return len <= (unsigned int)limit;
+}

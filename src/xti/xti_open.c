@@ -1,0 +1,275 @@
+/*
+ * xti_open.c -- t_open, t_close, t_sync, t_getinfo, t_getstate,
+ * t_sysconf.
+ *
+ * t_open() opens the provider's device with open() (the stream head's),
+ * pushes timod unless it is already there (I_FIND), asks the provider for
+ * its characteristics (TI_GETINFO) and makes the descriptor an endpoint.
+ * A stream opened through an fattach()ed name may already be bound or
+ * connected: its state is then taken from the provider as t_sync() does.
+ *
+ * t_sync() makes any stream descriptor with timod an endpoint (a dup()
+ * of an endpoint, a descriptor passed with I_SENDFD) or refreshes an
+ * existing one: TI_SYNC returns the provider's T_info_ack, state and
+ * bound qlen, and the first message at the stream head settles the
+ * races between the provider's state and what the user has read (data
+ * not yet read after the provider saw a disconnect, ...).  A provider
+ * waiting for an acknowledgement is in a transient state: TSTATECHNG.
+ * The sequence numbers of connection indications received before a
+ * t_sync() are not known; the provider checks them.  (XNS also has
+ * t_sync() resynchronise after an exec(); here the streams live in the
+ * process that opened them, so nothing crosses an exec(): the library,
+ * like the executive, is per process.)
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stropts.h>
+#include <unistd.h>
+
+#include "xti_impl.h"
+
+static void info_to_t(const struct T_info_ack *ia, struct t_info *ti)
+{
+	ti->addr = ia->ADDR_size;
+	ti->options = ia->OPT_size;
+	ti->tsdu = ia->TSDU_size;
+	ti->etsdu = ia->ETSDU_size;
+	ti->connect = ia->CDATA_size;
+	ti->discon = ia->DDATA_size;
+	ti->servtype = ia->SERV_type;
+	ti->flags = 0;
+	if (ia->PROVIDER_flag & SENDZERO)
+		ti->flags |= T_SENDZERO;
+	if (ia->PROVIDER_flag & ORDRELDATA)
+		ti->flags |= T_ORDRELDATA;
+}
+
+static int info_out(struct t_info *uinfo, const struct T_info_ack *ia)
+{
+	struct t_info ti;
+
+	info_to_t(ia, &ti);
+	return xti_uout(uinfo, &ti, sizeof(ti)) != 0 ? xti_syserr(EFAULT) : 0;
+}
+
+static int sync_fd(int fd, struct ti_sync_ack *sa)
+{
+	union {
+		struct ti_sync_req req;
+		struct ti_sync_ack ack;
+		char room[128];
+	} u;
+	int n;
+
+	u.req.tsr_flags = TSRF_INFO_REQ | TSRF_QLEN_REQ;
+	n = xti_ioctl(fd, TI_SYNC, &u, sizeof(u.req), sizeof(u), true);
+	if (n < 0)
+		return -1;
+	if (xti_dec_sync_ack(&u, n, sa) != 0)
+		return xti_proto();
+	return 0;
+}
+
+/* Set up a new endpoint's fields (it is not shared yet). */
+static void ep_setup(struct xti_ep *ep, const struct T_info_ack *ia,
+		     int state, unsigned int qlen)
+{
+	pthread_mutex_lock(&ep->ep_lock);
+	ep->ep_info = *ia;
+	ep->ep_state = state;
+	ep->ep_qlen = qlen;
+	if (state == T_INCON) {
+		ep->ep_sequnk = true;	/* some, numbers unknown */
+		ep->ep_ocnt = 1;
+	}
+	pthread_mutex_unlock(&ep->ep_lock);
+}
+
+static int open_fail(int fd, int terr, int e)
+{
+	close(fd);
+	t_errno = terr;
+	errno = e;
+	return -1;
+}
+
+int t_open(const char *name, int oflag, struct t_info *info)
+{
+	struct T_info_ack ia;
+	struct ti_sync_ack sa;
+	struct xti_ep *ep;
+	unsigned int qlen = 0;
+	int fd, r, state;
+
+	xti_init();
+	if ((oflag & O_ACCMODE) != O_RDWR ||
+	    (oflag & ~(O_ACCMODE | O_NONBLOCK)) != 0)
+		return xti_err(TBADFLAG);
+	if (name == NULL)
+		return xti_err(TBADNAME);
+	fd = open(name, oflag);
+	if (fd < 0)
+		return errno == ENOENT || errno == ENXIO ?
+			xti_err(TBADNAME) : xti_syserr(errno);
+	if (isastream(fd) != 1)
+		return open_fail(fd, TBADNAME, ENOSTR);
+	r = ioctl(fd, I_FIND, "timod");
+	if (r == 0)
+		r = ioctl(fd, I_PUSH, "timod");
+	else if (r == 1)
+		r = 0;
+	if (r != 0)
+		return open_fail(fd, TSYSERR, errno);
+	if (xti_getinfo(fd, &ia) != 0)
+		return open_fail(fd, t_errno, errno);
+	state = T_UNBND;
+	if (ia.CURRENT_state != TS_UNBND) {
+		/* an fattach()ed stream in use: as t_sync() */
+		if (sync_fd(fd, &sa) != 0)
+			return open_fail(fd, t_errno, errno);
+		ia = sa.tsa_info;
+		qlen = sa.tsa_qlen;
+		state = xti_state_from_tpi(fd, ia.CURRENT_state);
+		if (state < 0)
+			return open_fail(fd, TSTATECHNG, 0);
+	}
+	ep = xti_ep_new(fd);
+	if (ep == NULL)
+		return open_fail(fd, TSYSERR, ENOMEM);
+	ep_setup(ep, &ia, state, qlen);
+	if (info != NULL && info_out(info, &ia) != 0) {
+		xti_ep_remove(ep);
+		xti_put(ep);
+		return open_fail(fd, TSYSERR, EFAULT);
+	}
+	xti_put(ep);
+	return fd;
+}
+
+int t_close(int fd)
+{
+	struct xti_ep *ep = xti_get(fd);
+
+	if (ep == NULL)
+		return -1;
+	xti_ep_remove(ep);
+	close(fd);
+	xti_put(ep);
+	return 0;
+}
+
+int t_sync(int fd)
+{
+	struct ti_sync_ack sa;
+	struct xti_ep *ep;
+	int state;
+
+	xti_init();
+	ep = xti_get(fd);
+	if (ep == NULL) {
+		if (isastream(fd) != 1 || ioctl(fd, I_FIND, "timod") != 1)
+			return xti_err(TBADF);
+	}
+	if (sync_fd(fd, &sa) != 0)
+		goto fail;
+	state = xti_state_from_tpi(fd, sa.tsa_info.CURRENT_state);
+	if (state < 0) {
+		xti_err(TSTATECHNG);
+		goto fail;
+	}
+	if (ep == NULL) {
+		ep = xti_ep_new(fd);
+		if (ep == NULL)
+			return xti_syserr(ENOMEM);
+		ep_setup(ep, &sa.tsa_info, state, sa.tsa_qlen);
+	} else {
+		pthread_mutex_lock(&ep->ep_lock);
+		ep->ep_info = sa.tsa_info;
+		ep->ep_qlen = sa.tsa_qlen;
+		/* held messages are events the provider already counted:
+		 * the library's state is the right one then */
+		if (ep->ep_held == NULL && ep->ep_state != state) {
+			if (state == T_INCON && ep->ep_ocnt == 0) {
+				ep->ep_sequnk = true;
+				ep->ep_ocnt = 1;
+			} else if (state != T_INCON) {
+				xti_seq_clear(ep);
+			}
+			ep->ep_state = state;
+		}
+		state = ep->ep_state;
+		pthread_mutex_unlock(&ep->ep_lock);
+	}
+	xti_put(ep);
+	return state;
+fail:
+	if (ep != NULL)
+		xti_put(ep);
+	return -1;
+}
+
+int t_getinfo(int fd, struct t_info *info)
+{
+	struct T_info_ack ia;
+	struct xti_ep *ep = xti_get(fd);
+	int r;
+
+	if (ep == NULL)
+		return -1;
+	if (info == NULL) {
+		xti_put(ep);
+		return xti_syserr(EFAULT);
+	}
+	r = xti_getinfo(fd, &ia);
+	if (r == 0) {
+		pthread_mutex_lock(&ep->ep_lock);
+		ep->ep_info = ia;
+		pthread_mutex_unlock(&ep->ep_lock);
+		r = info_out(info, &ia);
+	}
+	xti_put(ep);
+	return r;
+}
+
+int t_getstate(int fd)
+{
+	struct xti_ep *ep = xti_get(fd);
+	int st;
+	bool busy;
+
+	if (ep == NULL)
+		return -1;
+	pthread_mutex_lock(&ep->ep_lock);
+	st = ep->ep_state;
+	busy = ep->ep_req_busy;
+	pthread_mutex_unlock(&ep->ep_lock);
+	xti_put(ep);
+	if (busy)
+		return xti_err(TSTATECHNG);
+	return st;
+}
+
+int t_sysconf(int name)
+{
+	if (name == _SC_T_IOV_MAX)
+		return T_IOV_MAX;
+	return xti_syserr(EINVAL);
+}
+
+int _xti_attach(int fd, const struct T_info_ack *info, int state,
+		unsigned int qlen)
+{
+	struct xti_ep *ep;
+
+	if (info == NULL || state < T_UNBND || state > T_INREL)
+		return xti_syserr(EINVAL);
+	ep = xti_ep_new(fd);
+	if (ep == NULL)
+		return xti_syserr(ENOMEM);
+	ep_setup(ep, info, state, qlen);
+	xti_put(ep);
+	return 0;
+}

@@ -1,0 +1,258 @@
+/*
+ * xti_rel.c -- the end of a connection: t_rcvdis, t_sndrel,
+ * t_sndreldata, t_rcvrel, t_rcvreldata.
+ *
+ * t_rcvdis(), t_rcvrel() and t_rcvreldata() never wait: the indication
+ * is either held by the library (an earlier call met it and answered
+ * TLOOK) or the first message at the stream head, else TNODIS/TNOREL.
+ * A disconnect takes precedence over an orderly release (TPI design):
+ * t_rcvrel() answers TLOOK while a T_DISCON_IND is pending.
+ *
+ * T_ORDREL_REQ is not acknowledged: t_sndrel() is a putmsg, TFLOW when
+ * flow controlled in asynchronous mode.  Orderly release with data
+ * (t_sndreldata, t_rcvreldata) needs a T_COTS_ORD provider that sets
+ * ORDRELDATA (XTI's T_ORDRELDATA).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xti_impl.h"
+
+/* The indication prim: held, or read now if it is first at the head.
+ * NULL with t_errno: notfound when there is none, TLOOK when a
+ * disconnect is pending instead (lookdis). */
+static struct xti_msg *take_ind(struct xti_ep *ep, t_scalar_t prim,
+				int notfound, bool lookdis)
+{
+	struct xti_msg *m;
+	struct xti_rd r;
+	t_scalar_t lim;
+	int ev, want = prim == T_DISCON_IND ? T_DISCONNECT : T_ORDREL;
+
+	pthread_mutex_lock(&ep->ep_lock);
+	if (lookdis) {
+		for (m = ep->ep_held; m != NULL; m = m->m_next)
+			if (m->m_prim == T_DISCON_IND)
+				break;
+		if (m != NULL) {
+			pthread_mutex_unlock(&ep->ep_lock);
+			xti_err(TLOOK);
+			return NULL;
+		}
+	}
+	m = xti_held_take(ep, prim);
+	lim = ep->ep_info.DDATA_size;
+	pthread_mutex_unlock(&ep->ep_lock);
+	if (m != NULL)
+		return m;
+	ev = xti_look_for(ep, lookdis ? want | T_DISCONNECT : want);
+	if (ev < 0)
+		return NULL;
+	if (ev == 0) {
+		xti_err(notfound);
+		return NULL;
+	}
+	if (ev != want) {
+		xti_err(TLOOK);
+		return NULL;
+	}
+	xti_rd_init(&r, NULL, -1);
+	r.dmax = lim > 0 && lim < XTI_IOCMAX ? lim + 1 : 4096;
+	if (xti_read(ep, &r) != 0) {
+		if (t_errno == TNODATA)
+			xti_err(notfound);	/* taken by another thread */
+		xti_rd_free(&r);
+		return NULL;
+	}
+	if (r.more)
+		xti_read_rest(ep, &r);
+	m = xti_rd_to_msg(&r);
+	xti_rd_free(&r);
+	if (m == NULL) {
+		xti_syserr(ENOMEM);
+		return NULL;
+	}
+	if (m->m_prim == prim)
+		return m;
+	/* not what the head showed a moment ago (another thread read) */
+	if (xti_dec_event(m->m_ctl, m->m_prim == -1 ? -1 : m->m_clen,
+			  false) > 0) {
+		pthread_mutex_lock(&ep->ep_lock);
+		xti_held_push(ep, m);
+		pthread_mutex_unlock(&ep->ep_lock);
+		xti_err(TLOOK);
+	} else {
+		xti_msg_free(m);
+		xti_proto();
+	}
+	return NULL;
+}
+
+/* Hand udata (and for a disconnect reason, sequence) to the caller's
+ * t_discon; after the state changed, so TBUFOVFLW loses only the data. */
+static int discon_out(struct t_discon *ud, const struct t_discon *d,
+		      const struct xti_msg *m, int reason, int seq, bool all)
+{
+	if (ud == NULL)
+		return 0;
+	if (xti_nb_fits(&d->udata, (size_t)m->m_dlen) != 0)
+		return xti_err(TBUFOVFLW);
+	if (xti_nb_put(&ud->udata, &d->udata, m->m_dat, (size_t)m->m_dlen) ||
+	    (all && (xti_uout(&ud->reason, &reason, sizeof(int)) != 0 ||
+		     xti_uout(&ud->sequence, &seq, sizeof(int)) != 0)))
+		return xti_syserr(EFAULT);
+	return 0;
+}
+
+int t_rcvdis(int fd, struct t_discon *discon)
+{
+	struct t_discon d;
+	struct xti_msg *m;
+	struct xti_ep *ep;
+	int r = -1, reason, seq;
+
+	ep = xti_begin(fd, NEED_CONN, EV_RCVDIS1, EV_RCVDIS2);
+	if (ep == NULL)
+		return -1;
+	memset(&d, 0, sizeof(d));
+	if (discon != NULL && xti_uin(&d, discon, sizeof(d)) != 0) {
+		xti_put(ep);
+		return xti_syserr(EFAULT);
+	}
+	m = take_ind(ep, T_DISCON_IND, TNODIS, false);
+	if (m == NULL)
+		goto out;
+	if (xti_dec_discon_ind(m->m_ctl, m->m_clen, &reason, &seq) != 0) {
+		xti_proto();
+		goto out;
+	}
+	pthread_mutex_lock(&ep->ep_lock);
+	if (ep->ep_state == T_INCON) {
+		xti_seq_del(ep, seq);	/* rcvdis2 / rcvdis3 */
+		ep->ep_state = ep->ep_ocnt > 0 ? T_INCON : T_IDLE;
+	} else {
+		ep->ep_state = T_IDLE;	/* rcvdis1 */
+		xti_conn_reset(ep);
+	}
+	pthread_mutex_unlock(&ep->ep_lock);
+	r = discon_out(discon, &d, m, reason, seq, true);
+out:
+	xti_msg_free(m);
+	xti_put(ep);
+	return r;
+}
+
+static int sndrel(int fd, struct t_discon *discon, bool withdata)
+{
+	struct t_discon d;
+	struct T_ordrel_req or;
+	struct xti_ep *ep;
+	int r = -1, ev, flags;
+	t_scalar_t lim;
+
+	ep = xti_begin(fd, NEED_ORD, EV_SNDREL, -1);
+	if (ep == NULL)
+		return -1;
+	pthread_mutex_lock(&ep->ep_lock);
+	flags = ep->ep_info.PROVIDER_flag;
+	lim = ep->ep_info.DDATA_size;
+	pthread_mutex_unlock(&ep->ep_lock);
+	memset(&d, 0, sizeof(d));
+	if (withdata && !(flags & ORDRELDATA)) {
+		xti_err(TNOTSUPPORT);
+		goto out;
+	}
+	if (discon != NULL && xti_uin(&d, discon, sizeof(d)) != 0) {
+		xti_syserr(EFAULT);
+		goto out;
+	}
+	if (!xti_size_ok(lim, d.udata.len)) {
+		xti_err(TBADDATA);
+		goto out;
+	}
+	ev = xti_look_for(ep, T_DISCONNECT);
+	if (ev != 0) {
+		if (ev > 0)
+			xti_err(TLOOK);
+		goto out;
+	}
+	or.PRIM_type = T_ORDREL_REQ;
+	if (xti_putmsg(fd, &or, sizeof(or), d.udata.buf,
+		       d.udata.len > 0 ? (int)d.udata.len : -1, 0) != 0) {
+		if (t_errno == TFLOW) {
+			pthread_mutex_lock(&ep->ep_lock);
+			ep->ep_flags |= EPF_FLOW;
+			pthread_mutex_unlock(&ep->ep_lock);
+		}
+		goto out;
+	}
+	pthread_mutex_lock(&ep->ep_lock);
+	ep->ep_state = xti_next_state(EV_SNDREL, ep->ep_state) >= 0 ?
+		       xti_next_state(EV_SNDREL, ep->ep_state) : ep->ep_state;
+	if (ep->ep_state == T_IDLE)
+		xti_conn_reset(ep);
+	pthread_mutex_unlock(&ep->ep_lock);
+	r = 0;
+out:
+	xti_put(ep);
+	return r;
+}
+
+int t_sndrel(int fd)
+{
+	return sndrel(fd, NULL, false);
+}
+
+int t_sndreldata(int fd, struct t_discon *discon)
+{
+	return sndrel(fd, discon, true);
+}
+
+static int rcvrel(int fd, struct t_discon *discon, bool withdata)
+{
+	struct t_discon d;
+	struct xti_msg *m = NULL;
+	struct xti_ep *ep;
+	int r = -1, flags;
+
+	ep = xti_begin(fd, NEED_ORD, EV_RCVREL, -1);
+	if (ep == NULL)
+		return -1;
+	pthread_mutex_lock(&ep->ep_lock);
+	flags = ep->ep_info.PROVIDER_flag;
+	pthread_mutex_unlock(&ep->ep_lock);
+	memset(&d, 0, sizeof(d));
+	if (withdata && !(flags & ORDRELDATA)) {
+		xti_err(TNOTSUPPORT);
+		goto out;
+	}
+	if (discon != NULL && xti_uin(&d, discon, sizeof(d)) != 0) {
+		xti_syserr(EFAULT);
+		goto out;
+	}
+	m = take_ind(ep, T_ORDREL_IND, TNOREL, true);
+	if (m == NULL)
+		goto out;
+	pthread_mutex_lock(&ep->ep_lock);
+	ep->ep_state = xti_next_state(EV_RCVREL, ep->ep_state) >= 0 ?
+		       xti_next_state(EV_RCVREL, ep->ep_state) : ep->ep_state;
+	if (ep->ep_state == T_IDLE)
+		xti_conn_reset(ep);
+	pthread_mutex_unlock(&ep->ep_lock);
+	r = withdata ? discon_out(discon, &d, m, 0, 0, false) : 0;
+out:
+	xti_msg_free(m);
+	xti_put(ep);
+	return r;
+}
+
+int t_rcvrel(int fd)
+{
+	return rcvrel(fd, NULL, false);
+}
+
+int t_rcvreldata(int fd, struct t_discon *discon)
+{
+	return rcvrel(fd, discon, true);
+}

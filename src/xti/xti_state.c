@@ -1,0 +1,90 @@
+/*
+ * xti_state.c -- the XTI state tables (XNS 5.2, "State Transitions").
+ *
+ * One row per event, one column per state; each cell is the next state,
+ * or 0 (empty box: the event is not allowed, the call fails TOUTSTATE).
+ * States are stored + 1 so that 0 can mean "not allowed" (T_UNINIT is a
+ * valid next state: "closed").  A function is allowed in exactly the
+ * states where its event has a cell; the outstanding-indication count
+ * (ocnt) chooses between accept1/2/3, snddis1/2 and rcvdis1/2/3, as the
+ * tables do.
+ *
+ * Events (outgoing: the user's calls; incoming: what the user receives):
+ *   opened bind optmgmt unbind closed
+ *   connect1  t_connect in synchronous mode, success
+ *   connect2  t_connect TNODATA (asynchronous) or TLOOK (disconnect)
+ *   rcvconnect listen
+ *   accept1   fd == resfd, ocnt == 1     accept2  fd != resfd, ocnt == 1
+ *   accept3   fd != resfd, ocnt > 1
+ *   snd rcv sndrel rcvrel
+ *   snddis1   ocnt <= 1                  snddis2  ocnt > 1
+ *   rcvdis1   ocnt <= 0   rcvdis2 ocnt == 1   rcvdis3 ocnt > 1
+ *   pass_conn the connection accepted onto this endpoint (XNS 5.2 lets
+ *             an unbound endpoint take one: the provider binds it)
+ *   sndudata rcvudata rcvuderr (connectionless)
+ */
+#include "xti_impl.h"
+
+#define S(x)	((x) + 1)	/* stored state */
+
+static const signed char xti_table[EV_COUNT][XTI_NSTATES] = {
+	/*		  UNINIT     UNBND      IDLE         OUTCON       INCON        DATAXFER      OUTREL     INREL */
+	[EV_OPENED]	= { S(T_UNBND) },
+	[EV_BIND]	= { 0, S(T_IDLE) },
+	[EV_OPTMGMT]	= { 0, S(T_UNBND), S(T_IDLE), S(T_OUTCON), S(T_INCON), S(T_DATAXFER), S(T_OUTREL), S(T_INREL) },
+	[EV_UNBIND]	= { 0, 0, S(T_UNBND) },
+	[EV_CLOSED]	= { 0, S(T_UNINIT), S(T_UNINIT), S(T_UNINIT), S(T_UNINIT), S(T_UNINIT), S(T_UNINIT), S(T_UNINIT) },
+	[EV_CONNECT1]	= { 0, 0, S(T_DATAXFER) },
+	[EV_CONNECT2]	= { 0, 0, S(T_OUTCON) },
+	[EV_RCVCONNECT]	= { 0, 0, 0, S(T_DATAXFER) },
+	[EV_LISTEN]	= { 0, 0, S(T_INCON), 0, S(T_INCON) },
+	[EV_ACCEPT1]	= { 0, 0, 0, 0, S(T_DATAXFER) },
+	[EV_ACCEPT2]	= { 0, 0, 0, 0, S(T_IDLE) },
+	[EV_ACCEPT3]	= { 0, 0, 0, 0, S(T_INCON) },
+	[EV_SND]	= { 0, 0, 0, 0, 0, S(T_DATAXFER), 0, S(T_INREL) },
+	[EV_RCV]	= { 0, 0, 0, 0, 0, S(T_DATAXFER), S(T_OUTREL), 0 },
+	[EV_SNDDIS1]	= { 0, 0, 0, S(T_IDLE), S(T_IDLE), S(T_IDLE), S(T_IDLE), S(T_IDLE) },
+	[EV_SNDDIS2]	= { 0, 0, 0, 0, S(T_INCON) },
+	[EV_RCVDIS1]	= { 0, 0, 0, S(T_IDLE), 0, S(T_IDLE), S(T_IDLE), S(T_IDLE) },
+	[EV_RCVDIS2]	= { 0, 0, 0, 0, S(T_IDLE) },
+	[EV_RCVDIS3]	= { 0, 0, 0, 0, S(T_INCON) },
+	[EV_SNDREL]	= { 0, 0, 0, 0, 0, S(T_OUTREL), 0, S(T_IDLE) },
+	[EV_RCVREL]	= { 0, 0, 0, 0, 0, S(T_INREL), S(T_IDLE), 0 },
+	[EV_PASSCONN]	= { 0, S(T_DATAXFER), S(T_DATAXFER) },
+	[EV_SNDUDATA]	= { 0, 0, S(T_IDLE) },
+	[EV_RCVUDATA]	= { 0, 0, S(T_IDLE) },
+	[EV_RCVUDERR]	= { 0, 0, S(T_IDLE) },
+};
+
+int xti_next_state(int ev, int st)
+{
+	if (ev < 0 || ev >= EV_COUNT || st < 0 || st >= XTI_NSTATES)
+		return -1;
+	return xti_table[ev][st] - 1;
+}
+
+struct xti_ep *xti_begin(int fd, int need, int ev1, int ev2)
+{
+	struct xti_ep *ep = xti_get(fd);
+	int err = 0, st, svc;
+
+	if (ep == NULL)
+		return NULL;
+	pthread_mutex_lock(&ep->ep_lock);
+	st = ep->ep_state;
+	svc = ep->ep_info.SERV_type;
+	pthread_mutex_unlock(&ep->ep_lock);
+	if ((need == NEED_CONN && svc == T_CLTS) ||
+	    (need == NEED_CLTS && svc != T_CLTS) ||
+	    (need == NEED_ORD && svc != T_COTS_ORD))
+		err = TNOTSUPPORT;
+	else if (ev1 >= 0 && !xti_ev_ok(ev1, st) &&
+		 (ev2 < 0 || !xti_ev_ok(ev2, st)))
+		err = TOUTSTATE;
+	if (err != 0) {
+		xti_put(ep);
+		xti_err(err);
+		return NULL;
+	}
+	return ep;
+}

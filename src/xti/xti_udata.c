@@ -1,0 +1,380 @@
+/*
+ * xti_udata.c -- connectionless data: t_sndudata, t_sndvudata,
+ * t_rcvudata, t_rcvvudata, t_rcvuderr.
+ *
+ * A datagram goes down as one T_UNITDATA_REQ (destination and options in
+ * the control part, the data as the data part) and comes up as one
+ * T_UNITDATA_IND.  t_rcvudata() puts the data straight into the caller's
+ * udata buffer; a datagram longer than that is returned in pieces, T_MORE
+ * set, the address and options only with the first piece (EPF_UCONT: the
+ * next message without a control part is the rest).  Address or options
+ * longer than the caller's buffers: TBUFOVFLW and the datagram is
+ * dropped.  A T_UDERROR_IND met by t_rcvudata() is held (TLOOK) for
+ * t_rcvuderr(), which never waits (TNOUDERR).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xti_impl.h"
+
+#define ALIGN4(n)	(((n) + 3u) & ~3u)
+
+static int sndudata(int fd, const struct t_unitdata *uud, const char *dat,
+		    unsigned int dlen, bool gathered)
+{
+	struct t_unitdata ud;
+	struct T_unitdata_req ur;
+	struct T_info_ack ia;
+	struct xti_ep *ep;
+	char stack[512], *ctl = stack;
+	size_t clen, ooff;
+	int r = -1, ev;
+
+	ep = xti_begin(fd, NEED_CLTS, EV_SNDUDATA, -1);
+	if (ep == NULL)
+		return -1;
+	if (xti_uin(&ud, uud, sizeof(ud)) != 0) {
+		xti_syserr(EFAULT);
+		goto out;
+	}
+	if (!gathered) {
+		dat = ud.udata.buf;
+		dlen = ud.udata.len;
+	}
+	pthread_mutex_lock(&ep->ep_lock);
+	ia = ep->ep_info;
+	pthread_mutex_unlock(&ep->ep_lock);
+	if (!xti_size_ok(ia.ADDR_size, ud.addr.len)) {
+		xti_err(TBADADDR);
+		goto out;
+	}
+	if (!xti_size_ok(ia.OPT_size, ud.opt.len)) {
+		xti_err(TBADOPT);
+		goto out;
+	}
+	if ((dlen == 0 && !(ia.PROVIDER_flag & SENDZERO)) || dlen > INT_MAX ||
+	    ia.TSDU_size == T_INVALID ||
+	    (ia.TSDU_size > 0 && dlen > (unsigned int)ia.TSDU_size)) {
+		xti_err(TBADDATA);
+		goto out;
+	}
+	ev = xti_look_for(ep, T_UDERR);
+	if (ev != 0) {
+		if (ev > 0)
+			xti_err(TLOOK);
+		goto out;
+	}
+	ooff = ALIGN4(sizeof(ur) + ud.addr.len);
+	clen = ud.opt.len ? ooff + ud.opt.len : sizeof(ur) + ud.addr.len;
+	if (clen > sizeof(stack) && (ctl = malloc(clen)) == NULL) {
+		xti_syserr(ENOMEM);
+		goto out;
+	}
+	memset(ctl, 0, clen);
+	ur.PRIM_type = T_UNITDATA_REQ;
+	ur.DEST_length = (t_scalar_t)ud.addr.len;
+	ur.DEST_offset = ud.addr.len ? (t_scalar_t)sizeof(ur) : 0;
+	ur.OPT_length = (t_scalar_t)ud.opt.len;
+	ur.OPT_offset = ud.opt.len ? (t_scalar_t)ooff : 0;
+	memcpy(ctl, &ur, sizeof(ur));
+	if ((ud.addr.len &&
+	     xti_uin(ctl + sizeof(ur), ud.addr.buf, ud.addr.len) != 0) ||
+	    (ud.opt.len && xti_uin(ctl + ooff, ud.opt.buf, ud.opt.len) != 0)) {
+		xti_syserr(EFAULT);
+		goto out;
+	}
+	if (xti_putmsg(fd, ctl, (int)clen, dat, (int)dlen, 0) != 0) {
+		if (t_errno == TFLOW) {
+			pthread_mutex_lock(&ep->ep_lock);
+			ep->ep_flags |= EPF_FLOW;
+			pthread_mutex_unlock(&ep->ep_lock);
+		}
+		goto out;
+	}
+	r = 0;
+out:
+	if (ctl != stack)
+		free(ctl);
+	xti_put(ep);
+	return r;
+}
+
+int t_sndudata(int fd, const struct t_unitdata *unitdata)
+{
+	return sndudata(fd, unitdata, NULL, 0, false);
+}
+
+int t_sndvudata(int fd, struct t_unitdata *unitdata, struct t_iovec *uiov,
+		unsigned int iovcount)
+{
+	struct t_iovec iov[T_IOV_MAX];
+	size_t total = 0;
+	char *buf;
+	int r;
+
+	if (iovcount == 0 || iovcount > T_IOV_MAX)
+		return xti_err(TBADDATA);
+	if (xti_uin(iov, uiov, iovcount * sizeof(iov[0])) != 0)
+		return xti_syserr(EFAULT);
+	for (unsigned int i = 0; i < iovcount; i++) {
+		if (iov[i].iov_len > INT_MAX - total)
+			return xti_err(TBADDATA);
+		total += iov[i].iov_len;
+	}
+	buf = malloc(total + 1);
+	if (buf == NULL)
+		return xti_syserr(ENOMEM);
+	total = 0;
+	for (unsigned int i = 0; i < iovcount; i++) {
+		if (iov[i].iov_len > 0 &&
+		    xti_uin(buf + total, iov[i].iov_base, iov[i].iov_len)) {
+			free(buf);
+			return xti_syserr(EFAULT);
+		}
+		total += iov[i].iov_len;
+	}
+	r = sndudata(fd, unitdata, buf, (unsigned int)total, true);
+	free(buf);
+	return r;
+}
+
+/* The first held message when it is a T_UDERROR_IND means TLOOK. */
+static bool uderr_held(struct xti_ep *ep)
+{
+	bool r;
+
+	pthread_mutex_lock(&ep->ep_lock);
+	r = ep->ep_held != NULL;
+	pthread_mutex_unlock(&ep->ep_lock);
+	return r;
+}
+
+/* Receive a datagram (or its next piece) with its data into dbuf (dmax
+ * bytes); *dlen gets the length.  0, or -1 with t_errno. */
+static int rcvudata(int fd, struct t_unitdata *uud, char *dbuf,
+		    unsigned int dmax, int *dlen, int *flagsp)
+{
+	struct t_unitdata ud;
+	struct xti_dec_udata u;
+	struct xti_ep *ep;
+	struct xti_rd r;
+	bool cont;
+	int rv = -1, fl = 0;
+
+	ep = xti_begin(fd, NEED_CLTS, EV_RCVUDATA, -1);
+	if (ep == NULL)
+		return -1;
+	if (xti_uin(&ud, uud, sizeof(ud)) != 0 ||
+	    xti_uout(flagsp, &fl, sizeof(fl)) != 0) {
+		xti_put(ep);
+		return xti_syserr(EFAULT);
+	}
+	if (uderr_held(ep)) {
+		xti_put(ep);
+		return xti_err(TLOOK);
+	}
+	if (dbuf == NULL) {
+		dbuf = ud.udata.buf;
+		dmax = ud.udata.maxlen;
+	}
+	if (dmax > INT_MAX)
+		dmax = INT_MAX;
+	xti_rd_init(&r, dbuf, (int)dmax);
+	r.ev = EV_RCVUDATA;
+	if (xti_read(ep, &r) != 0)
+		goto out;
+	memset(&u, 0, sizeof(u));
+	u.addr.p = u.opt.p = r.cbuf;
+	pthread_mutex_lock(&ep->ep_lock);
+	cont = (ep->ep_flags & EPF_UCONT) != 0;
+	pthread_mutex_unlock(&ep->ep_lock);
+	if (r.prim == T_UDERROR_IND) {
+		struct xti_msg *m;
+		if (r.more && xti_read_rest(ep, &r) != 0)
+			goto out;
+		m = xti_rd_to_msg(&r);
+		if (m == NULL) {
+			xti_syserr(ENOMEM);
+			goto out;
+		}
+		pthread_mutex_lock(&ep->ep_lock);
+		xti_held_push(ep, m);
+		pthread_mutex_unlock(&ep->ep_lock);
+		xti_err(TLOOK);
+		goto out;
+	}
+	if (r.prim == T_UNITDATA_IND) {
+		if (xti_dec_unitdata_ind(r.cbuf, r.clen, &u) != 0) {
+			if (r.more)
+				xti_read_rest(ep, &r);
+			xti_proto();
+			goto out;
+		}
+	} else if (r.prim != -1 || (!cont && r.band != 0)) {
+		if (r.more)
+			xti_read_rest(ep, &r);
+		xti_proto();
+		goto out;
+	}
+	/* (a message without control part: the rest of a datagram, or a
+	 * plain M_DATA datagram without address) */
+	if (xti_nb_fits(&ud.addr, u.addr.len) != 0 ||
+	    xti_nb_fits(&ud.opt, u.opt.len) != 0) {
+		if (r.more)
+			xti_read_rest(ep, &r);	/* dropped */
+		pthread_mutex_lock(&ep->ep_lock);
+		ep->ep_flags &= ~EPF_UCONT;
+		pthread_mutex_unlock(&ep->ep_lock);
+		xti_err(TBUFOVFLW);
+		goto out;
+	}
+	pthread_mutex_lock(&ep->ep_lock);
+	if (r.more)
+		ep->ep_flags |= EPF_UCONT;
+	else
+		ep->ep_flags &= ~EPF_UCONT;
+	pthread_mutex_unlock(&ep->ep_lock);
+	fl = r.more ? T_MORE : 0;
+	*dlen = r.dlen > 0 ? r.dlen : 0;
+	if (xti_nb_put(&uud->addr, &ud.addr, u.addr.p, u.addr.len) != 0 ||
+	    xti_nb_put(&uud->opt, &ud.opt, u.opt.p, u.opt.len) != 0 ||
+	    xti_uout(flagsp, &fl, sizeof(fl)) != 0) {
+		xti_syserr(EFAULT);
+		goto out;
+	}
+	rv = 0;
+out:
+	xti_rd_free(&r);
+	xti_put(ep);
+	return rv;
+}
+
+int t_rcvudata(int fd, struct t_unitdata *unitdata, int *flags)
+{
+	unsigned int len;
+	int n;
+
+	if (rcvudata(fd, unitdata, NULL, 0, &n, flags) != 0)
+		return -1;
+	len = (unsigned int)n;
+	if (xti_uout(&unitdata->udata.len, &len, sizeof(len)) != 0)
+		return xti_syserr(EFAULT);
+	return 0;
+}
+
+int t_rcvvudata(int fd, struct t_unitdata *unitdata, struct t_iovec *uiov,
+		unsigned int iovcount, int *flags)
+{
+	struct t_iovec iov[T_IOV_MAX];
+	size_t total = 0, off = 0;
+	char *buf;
+	int n, r = 0;
+
+	if (iovcount == 0 || iovcount > T_IOV_MAX)
+		return xti_err(TBADDATA);
+	if (xti_uin(iov, uiov, iovcount * sizeof(iov[0])) != 0)
+		return xti_syserr(EFAULT);
+	for (unsigned int i = 0; i < iovcount; i++) {
+		if (iov[i].iov_len > INT_MAX - total)
+			return xti_err(TBADDATA);
+		total += iov[i].iov_len;
+	}
+	buf = malloc(total + 1);
+	if (buf == NULL)
+		return xti_syserr(ENOMEM);
+	if (rcvudata(fd, unitdata, buf, (unsigned int)total, &n, flags) != 0) {
+		free(buf);
+		return -1;
+	}
+	for (unsigned int i = 0; i < iovcount && off < (size_t)n; i++) {
+		size_t k = iov[i].iov_len;
+		if (k > (size_t)n - off)
+			k = (size_t)n - off;
+		if (k > 0 && xti_uout(iov[i].iov_base, buf + off, k) != 0) {
+			r = xti_syserr(EFAULT);
+			break;
+		}
+		off += k;
+	}
+	free(buf);
+	return r == 0 ? n : r;
+}
+
+int t_rcvuderr(int fd, struct t_uderr *uderr)
+{
+	struct t_uderr ue;
+	struct xti_dec_udata u;
+	struct xti_msg *m;
+	struct xti_ep *ep;
+	struct xti_rd r;
+	t_scalar_t err;
+	int rv = -1, ev;
+
+	ep = xti_begin(fd, NEED_CLTS, EV_RCVUDERR, -1);
+	if (ep == NULL)
+		return -1;
+	memset(&ue, 0, sizeof(ue));
+	if (uderr != NULL && xti_uin(&ue, uderr, sizeof(ue)) != 0) {
+		xti_put(ep);
+		return xti_syserr(EFAULT);
+	}
+	pthread_mutex_lock(&ep->ep_lock);
+	m = xti_held_take(ep, T_UDERROR_IND);
+	pthread_mutex_unlock(&ep->ep_lock);
+	if (m == NULL) {
+		ev = xti_look_for(ep, T_UDERR);
+		if (ev <= 0) {
+			if (ev == 0)
+				xti_err(TNOUDERR);
+			goto out;
+		}
+		xti_rd_init(&r, NULL, -1);
+		if (xti_read(ep, &r) != 0) {
+			if (t_errno == TNODATA)
+				xti_err(TNOUDERR);
+			xti_rd_free(&r);
+			goto out;
+		}
+		if (r.more)
+			xti_read_rest(ep, &r);
+		m = xti_rd_to_msg(&r);
+		xti_rd_free(&r);
+		if (m == NULL) {
+			xti_syserr(ENOMEM);
+			goto out;
+		}
+		if (m->m_prim != T_UDERROR_IND) {
+			/* another thread took it meanwhile: what we read is
+			 * a datagram, lost as datagrams may be */
+			xti_err(TNOUDERR);
+			goto out;
+		}
+	}
+	if (xti_dec_uderror_ind(m->m_ctl, m->m_clen, &u) != 0) {
+		xti_proto();
+		goto out;
+	}
+	if (uderr == NULL) {
+		rv = 0;
+		goto out;
+	}
+	if (xti_nb_fits(&ue.addr, u.addr.len) != 0 ||
+	    xti_nb_fits(&ue.opt, u.opt.len) != 0) {
+		xti_err(TBUFOVFLW);
+		goto out;
+	}
+	err = u.error;
+	if (xti_nb_put(&uderr->addr, &ue.addr, u.addr.p, u.addr.len) != 0 ||
+	    xti_nb_put(&uderr->opt, &ue.opt, u.opt.p, u.opt.len) != 0 ||
+	    xti_uout(&uderr->error, &err, sizeof(err)) != 0) {
+		xti_syserr(EFAULT);
+		goto out;
+	}
+	rv = 0;
+out:
+	xti_msg_free(m);
+	xti_put(ep);
+	return rv;
+}
