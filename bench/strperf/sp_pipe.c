@@ -1,6 +1,8 @@
 /*
  * sp_pipe.c -- local one-way channels between two processes: the Linux
- * pipe and an AF_UNIX stream socketpair (the baseline rows of PIPE_STREAM).
+ * pipe and an AF_UNIX stream socketpair (the baseline rows of PIPE_STREAM),
+ * and the STREAMS pipe (s_pipe(), carried between the two processes by
+ * the shared-memory pipe driver once they fork).
  *
  * How this works
  *
@@ -15,9 +17,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <stropts.h>
 
 #include "strperf-point.h"
 
@@ -135,6 +140,47 @@ static ssize_t spair_recv(struct sp_ep *ep, void *buf, size_t len, int waitall)
 	return recv(ep->fd, buf, len, waitall ? MSG_WAITALL : 0);
 }
 
+/* ---- STREAMS pipe ---- */
+
+/* A ThreadSanitizer build of this program cannot follow the STREAMS
+ * executive into the forked processes (it refuses threads started after
+ * fork): such a build measures nothing anyway. */
+static int spipe_available(const struct sp_point *pt, char *why, size_t len)
+{
+#if defined(__SANITIZE_THREAD__)
+	snprintf(why, len, "not in a ThreadSanitizer build");
+	return -1;
+#else
+	(void)pt;
+	(void)why;
+	(void)len;
+	return 0;
+#endif
+}
+
+static int spipe_prefork(const struct sp_point *pt, struct sp_shared *sh)
+{
+	int fds[2];
+
+	if (s_pipe(fds) < 0)
+		return sp_fail("s_pipe: %s", strerror(errno));
+	sh->fd[END_RX] = fds[0];
+	sh->fd[END_TX] = fds[1];
+	return 0;
+}
+
+static int spipe_rx_open(struct sp_ep *ep, struct sp_shared *sh,
+			 struct sp_addr *self)
+{
+	return take(ep, sh, END_RX);
+}
+
+static int spipe_tx_open(struct sp_ep *ep, struct sp_shared *sh,
+			 const struct sp_addr *peer, struct sp_addr *self)
+{
+	return take(ep, sh, END_TX);
+}
+
 static void chan_close(struct sp_ep *ep)
 {
 	sp_close_fd(&ep->fd);
@@ -165,5 +211,21 @@ const struct sp_impl sp_pipe_socketpair = {
 	.tx_open = spair_tx_open,
 	.send = spair_send,
 	.recv = spair_recv,
+	.close = chan_close,
+};
+
+const struct sp_impl sp_pipe_streams = {
+	.name = "streams",
+	.desc = "STREAMS pipe (s_pipe, shared memory between the processes), "
+		"one write()/read() per message",
+	.family = SP_FAM_PIPE,
+	.modes = SP_MODE_STREAM,
+	.byte_stream = 1,
+	.available = spipe_available,
+	.prefork = spipe_prefork,
+	.rx_open = spipe_rx_open,
+	.tx_open = spipe_tx_open,
+	.send = pipe_send,
+	.recv = pipe_recv,
 	.close = chan_close,
 };

@@ -94,6 +94,7 @@ static const struct sp_impl *const sp_impls[] = {
 	&sp_tcp_sockets_nice,
 	&sp_pipe_pipe,
 	&sp_pipe_socketpair,
+	&sp_pipe_streams,
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))

@@ -126,6 +126,6 @@ int sp_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Implementations (sp_sockets.c, sp_pipe.c). */
 extern const struct sp_impl sp_udp_sockets, sp_udp_sockets_nice;
 extern const struct sp_impl sp_tcp_sockets, sp_tcp_sockets_nice;
-extern const struct sp_impl sp_pipe_pipe, sp_pipe_socketpair;
+extern const struct sp_impl sp_pipe_pipe, sp_pipe_socketpair, sp_pipe_streams;
 
 #endif /* STRPERF_POINT_H */

@@ -170,8 +170,9 @@ class TestStopping(unittest.TestCase):
         p = subprocess.run(cmd + ["--keep-going"], capture_output=True,
                            text=True, timeout=60)
         self.assertEqual(p.returncode, 1)
+        # sizes 1, 4, 16 for each of pipe, socketpair, streams
         with open(os.path.join(out, "results.csv"), newline="") as f:
-            self.assertEqual(len(list(csv.DictReader(f))), 6)
+            self.assertEqual(len(list(csv.DictReader(f))), 9)
 
     def test_without_matplotlib(self):
         # a matplotlib that cannot be imported, found first on the path
