@@ -13,8 +13,8 @@
  * head serves and answers with M_IOCDATA.
  *
  * User memory.  Argument structures and ioctl data are copied with
- * process_vm_readv/writev on this process, which fail with EFAULT on a bad
- * address instead of crashing; these paths are not hot.
+ * sth_ucopy, which fails with EFAULT on a bad address instead of
+ * crashing.
  *
  * Links.  I_LINK puts the stream named by the argument below the
  * multiplexing driver at the bottom of this stream: the lower stream's
@@ -50,40 +50,12 @@ static _Atomic unsigned int sth_next_iocid = 1;
 
 static int copyin(void *dst, const void *src, size_t n)
 {
-	struct iovec l = { dst, n }, r = { (void *)src, n };
-	ssize_t k;
-
-	if (n == 0)
-		return 0;
-	if (src == NULL)
-		return EFAULT;
-	k = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
-	if (k == (ssize_t)n)
-		return 0;
-	if (k < 0 && (errno == ENOSYS || errno == EPERM)) {
-		memcpy(dst, src, n);	/* no way to check: trust it */
-		return 0;
-	}
-	return EFAULT;
+	return sth_ucopy(dst, src, n);
 }
 
 static int copyout(void *dst, const void *src, size_t n)
 {
-	struct iovec l = { (void *)src, n }, r = { dst, n };
-	ssize_t k;
-
-	if (n == 0)
-		return 0;
-	if (dst == NULL)
-		return EFAULT;
-	k = process_vm_writev(getpid(), &l, 1, &r, 1, 0);
-	if (k == (ssize_t)n)
-		return 0;
-	if (k < 0 && (errno == ENOSYS || errno == EPERM)) {
-		memcpy(dst, src, n);
-		return 0;
-	}
-	return EFAULT;
+	return sth_ucopy(dst, src, n);
 }
 
 /* A NUL-terminated name of at most max chars; EINVAL if longer. */

@@ -21,10 +21,12 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 
 #include "sthead.h"
 
 static __thread sigjmp_buf *volatile ucopy_jmp;
+static __thread sigset_t ucopy_mask;	/* the mask when the fault came */
 static struct sigaction old_segv, old_bus;
 static pthread_once_t ucopy_once = PTHREAD_ONCE_INIT;
 
@@ -35,6 +37,7 @@ static void ucopy_fault(int sig, siginfo_t *si, void *ctx)
 
 	if (jb != NULL) {
 		ucopy_jmp = NULL;
+		ucopy_mask = ((ucontext_t *)ctx)->uc_sigmask;
 		siglongjmp(*jb, 1);
 	}
 	/* not a guarded copy: what would have happened without us */
@@ -70,17 +73,13 @@ void sth_ucopy_init(void)
 	pthread_once(&ucopy_once, ucopy_install);
 }
 
-/* After a jump out of the handler: a wrapper around our handler (a
- * sanitizer's) may have run it with the signals blocked; unblock them,
- * on this rare path only, so the next bad pointer is caught too. */
+/* After a jump out of the handler: the jump skipped the return that
+ * would have restored the signal mask of the faulting code (and a
+ * wrapper around our handler, a sanitizer's, may have blocked more), so
+ * put back the mask the fault interrupted, on this rare path only. */
 static int faulted(void)
 {
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGSEGV);
-	sigaddset(&set, SIGBUS);
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	pthread_sigmask(SIG_SETMASK, &ucopy_mask, NULL);
 	return EFAULT;
 }
 
