@@ -266,11 +266,19 @@ static size_t room(struct shr_seg *seg, int i)
 	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
 	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_SEQ_CST);
 
+	seg->head_seen[i] = head;
 	return seg->ringsize - (size_t)(tail - head);
 }
 
 bool shr_room(struct shr_seg *seg, int i, size_t need)
 {
+	struct shr_ring *r = &seg->hdr->ring[i];
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
+
+	/* the head seen last time first: no look at the consumer's line
+	 * while the ring has room anyway */
+	if (seg->ringsize - (size_t)(tail - seg->head_seen[i]) >= need)
+		return true;
 	return room(seg, i) >= need;
 }
 

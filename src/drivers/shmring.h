@@ -44,20 +44,24 @@
 #include <sys/stream.h>
 
 #define SHR_MAGIC	0x53485250u	/* "SHRP" */
-#define SHR_VERSION	2
+#define SHR_VERSION	3
 #define SHR_RINGSIZE	(512u * 1024)	/* per direction, power of two */
 
+/* Each field on its own cache line: tail is written by the producer and
+ * read by the consumer, head the other way round, the locks are touched
+ * by one side only, and the wait flags are written rarely. */
 struct shr_ring {
-	/* producers: plock */
 	uint64_t tail __attribute__((aligned(64)));	/* bytes written;
 							   atomic */
-	uint32_t pwait;			/* a producer waits for room; atomic */
-	uint32_t plock;			/* producers' lock: owner pid | SHR_SLEEPERS */
-	/* consumers: clock */
 	uint64_t head __attribute__((aligned(64)));	/* bytes consumed;
 							   atomic */
+	uint32_t plock __attribute__((aligned(64)));	/* producers' lock:
+							   owner pid |
+							   SHR_SLEEPERS */
+	uint32_t clock __attribute__((aligned(64)));	/* consumers' lock */
+	uint32_t pwait __attribute__((aligned(64)));	/* a producer waits
+							   for room; atomic */
 	uint32_t cwait;			/* a consumer waits for data; atomic */
-	uint32_t clock;			/* consumers' lock, as plock */
 };
 
 struct shr_hdr {
@@ -75,6 +79,10 @@ struct shr_seg {
 	size_t ringsize;
 	size_t maplen;			/* whole reserved mapping */
 	void *map;
+	uint64_t head_seen[2];		/* ring i's head as a producer here
+					   last read it (it only grows, so
+					   room counted from it is never too
+					   much); plock */
 };
 
 /* Make a new segment (memfd, close-on-exec) and map it: 0 or -errno. */
