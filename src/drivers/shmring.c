@@ -263,10 +263,9 @@ void shr_cunlock(struct shr_seg *seg, int i)
 static size_t room(struct shr_seg *seg, int i)
 {
 	struct shr_ring *r = &seg->hdr->ring[i];
-	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_SEQ_CST);
 
-	seg->head_seen[i] = head;
 	return seg->ringsize - (size_t)(tail - head);
 }
 
@@ -275,11 +274,15 @@ bool shr_room(struct shr_seg *seg, int i, size_t need)
 	struct shr_ring *r = &seg->hdr->ring[i];
 	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
 
+	uint64_t head;
+
 	/* the head seen last time first: no look at the consumer's line
-	 * while the ring has room anyway */
+	 * while the ring has room anyway (plock held: head_seen is ours) */
 	if (seg->ringsize - (size_t)(tail - seg->head_seen[i]) >= need)
 		return true;
-	return room(seg, i) >= need;
+	head = __atomic_load_n(&r->head, __ATOMIC_SEQ_CST);
+	seg->head_seen[i] = head;
+	return seg->ringsize - (size_t)(tail - head) >= need;
 }
 
 void shr_wait_room(struct shr_seg *seg, int i)
