@@ -18,7 +18,8 @@
  *
  *	receiver: rx_open, send RXADDR ------> sender: tx_open
  *	receiver: rx_accept  <------ TXADDR    (sender's own address)
- *	receiver: send READY ------>           sender: start the clock
+ *	receiver: send READY ------>           sender: tx_ready, start
+ *	                                               the clock
  *	                      <------ DONE     sender: time is up, close
  *	receiver: drain until idle, report
  *
@@ -92,6 +93,10 @@ static const struct sp_impl *const sp_impls[] = {
 	&sp_udp_sockets_nice,
 	&sp_tcp_sockets,
 	&sp_tcp_sockets_nice,
+	&sp_udp_xtios,
+	&sp_udp_tpi,
+	&sp_tcp_xtios,
+	&sp_tcp_tpi,
 	&sp_pipe_pipe,
 	&sp_pipe_socketpair,
 	&sp_pipe_streams,
@@ -201,6 +206,7 @@ struct sp_result {
 	double drain;		/* receiver: seconds from DONE to the end */
 	int32_t drain_capped;
 	char note[256];
+	char info[160];		/* the implementation's ep->info */
 };
 
 static int ctl_send(int fd, uint32_t type, uint64_t count,
@@ -436,6 +442,8 @@ static int sender_main(int ctl, int res, struct sp_shared *sh)
 		goto out;
 	if (ctl_recv(ctl, CTL_READY, &m, SP_SETUP_MS) < 0)
 		goto out;
+	if (im->tx_ready && im->tx_ready(&ep) < 0)
+		goto out;
 	maybe_fault(FAULT_HANG_TX, FAULT_DIE_TX);
 	if (sender_run(&ep, buf, &r) < 0)
 		goto out;
@@ -449,6 +457,7 @@ static int sender_main(int ctl, int res, struct sp_shared *sh)
 out:
 	if (failed)
 		im->close(&ep);
+	snprintf(r.info, sizeof(r.info), "%s", ep.info);
 	put_result(res, &r, failed);
 	free(buf);
 	return failed;
@@ -654,6 +663,7 @@ out:
 	r.sndbuf = ep.sndbuf;
 	r.rcvbuf = ep.rcvbuf;
 	im->close(&ep);
+	snprintf(r.info, sizeof(r.info), "%s", ep.info);
 	put_result(res, &r, failed);
 	free(buf);
 	return failed;
@@ -739,11 +749,36 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* A measured number, or null when the point measured nothing. */
+static void json_u64(const char *key, uint64_t v, int ok)
+{
+	if (ok)
+		printf("\"%s\":%llu,", key, (unsigned long long)v);
+	else
+		printf("\"%s\":null,", key);
+}
+
+static void json_dbl(const char *key, const char *fmt, double v, int ok)
+{
+	printf("\"%s\":", key);
+	if (ok)
+		printf(fmt, v);
+	else
+		fputs("null", stdout);
+	putchar(',');
+}
+
+/*
+ * The JSON line.  Only an "ok" point has numbers: a skipped point or one
+ * that failed has null in every measured field (and its note says why),
+ * so no report can take it for a zero.
+ */
 static void print_json(const char *status, const char *note,
 		       const struct sp_result *tx, const struct sp_result *rx)
 {
 	static const struct sp_result none;
 	const struct sp_point *p = &point;
+	int ok = !strcmp(status, "ok");
 	double el, txr = 0, rxr = 0;
 	uint64_t txm, rxm;
 
@@ -759,27 +794,29 @@ static void print_json(const char *status, const char *note,
 		rxr = rxm / el;
 	}
 	printf("{\"test\":\"%s\",\"impl\":\"%s\",\"family\":\"%s\","
-	       "\"msg_size\":%zu,\"testtime\":%.6g,\"elapsed\":%.6f,"
-	       "\"bufsize\":%d,\"rx_waitall\":%s,",
+	       "\"msg_size\":%zu,\"testtime\":%.6g,",
 	       p->test->name, p->impl->name, family_names[p->test->family],
-	       p->size, p->testtime, el, p->bufsize,
+	       p->size, p->testtime);
+	json_dbl("elapsed", "%.6f", el, ok);
+	printf("\"bufsize\":%d,\"rx_waitall\":%s,", p->bufsize,
 	       p->rx_waitall ? "true" : "false");
-	printf("\"tx_msgs\":%llu,\"rx_msgs\":%llu,\"tx_per_s\":%.1f,"
-	       "\"rx_per_s\":%.1f,\"tx_bytes\":%llu,\"rx_bytes\":%llu,",
-	       (unsigned long long)txm, (unsigned long long)rxm, txr, rxr,
-	       (unsigned long long)tx->bytes,
-	       (unsigned long long)(p->test->mode == SP_MODE_RR ?
-				    tx->msgs * p->size : rx->bytes));
-	printf("\"tx_fail\":%llu,\"rx_short\":%llu,\"server_msgs\":%llu,"
-	       "\"tx_sndbuf\":%d,\"rx_rcvbuf\":%d,\"nice_tx\":%d,"
-	       "\"nice_rx\":%d,\"drain_s\":%.3f,\"version\":\"%s\","
-	       "\"status\":\"%s\",\"note\":",
-	       (unsigned long long)tx->fails,
-	       (unsigned long long)(rx->shorts + tx->shorts),
-	       (unsigned long long)(p->test->mode == SP_MODE_RR ?
-				    rx->msgs : 0),
-	       tx->sndbuf, rx->rcvbuf, p->impl->nice_tx, p->impl->nice_rx,
-	       rx->drain, SP_VERSION, status);
+	json_u64("tx_msgs", txm, ok);
+	json_u64("rx_msgs", rxm, ok);
+	json_dbl("tx_per_s", "%.1f", txr, ok);
+	json_dbl("rx_per_s", "%.1f", rxr, ok);
+	json_u64("tx_bytes", tx->bytes, ok);
+	json_u64("rx_bytes", p->test->mode == SP_MODE_RR ?
+		 tx->msgs * p->size : rx->bytes, ok);
+	json_u64("tx_fail", tx->fails, ok);
+	json_u64("rx_short", rx->shorts + tx->shorts, ok);
+	json_u64("server_msgs", p->test->mode == SP_MODE_RR ? rx->msgs : 0,
+		 ok);
+	json_dbl("drain_s", "%.3f", rx->drain, ok);
+	printf("\"tx_sndbuf\":%d,\"rx_rcvbuf\":%d,\"nice_tx\":%d,"
+	       "\"nice_rx\":%d,\"version\":\"%s\",\"status\":\"%s\","
+	       "\"note\":",
+	       ok ? tx->sndbuf : -1, ok ? rx->rcvbuf : -1, p->impl->nice_tx,
+	       p->impl->nice_rx, SP_VERSION, status);
 	json_str(stdout, note);
 	printf("}\n");
 	fflush(stdout);
@@ -800,6 +837,7 @@ static int read_result(int fd, struct sp_result *r)
 		got += n;
 	}
 	r->note[sizeof(r->note) - 1] = 0;
+	r->info[sizeof(r->info) - 1] = 0;
 	return 1;
 }
 
@@ -990,7 +1028,7 @@ static int run_point(void)
 			goto out;
 		}
 	{
-		char info[400] = "";
+		char info[800] = "";
 		size_t l = 0;
 
 		if (res[0].drain_capped)
@@ -1002,6 +1040,11 @@ static int run_point(void)
 			l += snprintf(info + l, sizeof(info) - l,
 				      "%llu sends refused (ENOBUFS/EAGAIN); ",
 				      (unsigned long long)res[1].fails);
+		for (i = 1; i >= 0; i--)
+			if (res[i].info[0])
+				l += snprintf(info + l, sizeof(info) - l,
+					      "%s: %s; ", i ? "sender" : "receiver",
+					      res[i].info);
 		if (point.test->mode == SP_MODE_STREAM &&
 		    res[0].msgs < res[1].msgs)
 			l += snprintf(info + l, sizeof(info) - l,

@@ -17,12 +17,17 @@
  *		   publish its own address (for replies in RR tests)
  *	rx_accept  receiver: finish the association (accept a connection,
  *		   connect a datagram endpoint to the sender's address)
+ *	tx_ready   (optional) sender: once the receiver is ready, before the
+ *		   clock starts (confirm a connection: t_rcvconnect)
  *	send/recv  move one message; return bytes moved, or -1 with errno
  *	close      release the endpoint (a byte stream sender's close is the
  *		   receiver's end of data)
  *
  *   Set-up functions return 0, or -1 after sp_fail("what: %s", ...) so the
- *   report says what went wrong. *
+ *   report says what went wrong.  close may leave a line in ep->info (what
+ *   it counted on the way: error indications taken, ...): it goes into the
+ *   point's note.
+ *
  *   Each process opens its own endpoint after the fork, so an implementation
  *   whose descriptors live in a per-process STREAMS executive works the
  *   same way as one on kernel sockets.  send and recv run with SIGALRM /
@@ -86,6 +91,7 @@ struct sp_ep {
 	const struct sp_point *pt;
 	int sndbuf;		/* buffers the system granted, -1 unknown */
 	int rcvbuf;
+	char info[160];		/* set by close: for the point's note */
 };
 
 struct sp_impl {
@@ -105,6 +111,7 @@ struct sp_impl {
 	int (*tx_open)(struct sp_ep *ep, struct sp_shared *sh,
 		       const struct sp_addr *peer, struct sp_addr *self);
 	int (*rx_accept)(struct sp_ep *ep, const struct sp_addr *peer);
+	int (*tx_ready)(struct sp_ep *ep);
 	ssize_t (*send)(struct sp_ep *ep, const void *buf, size_t len);
 	ssize_t (*recv)(struct sp_ep *ep, void *buf, size_t len, int waitall);
 	void (*close)(struct sp_ep *ep);
@@ -123,9 +130,11 @@ void sp_close_fd(int *fd);
 /* Say what failed (kept until the driver reports it); returns -1. */
 int sp_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Implementations (sp_sockets.c, sp_pipe.c). */
+/* Implementations (sp_sockets.c, sp_xti.c, sp_pipe.c). */
 extern const struct sp_impl sp_udp_sockets, sp_udp_sockets_nice;
 extern const struct sp_impl sp_tcp_sockets, sp_tcp_sockets_nice;
+extern const struct sp_impl sp_udp_xtios, sp_udp_tpi;
+extern const struct sp_impl sp_tcp_xtios, sp_tcp_tpi;
 extern const struct sp_impl sp_pipe_pipe, sp_pipe_socketpair, sp_pipe_streams;
 
 #endif /* STRPERF_POINT_H */

@@ -41,7 +41,9 @@ class TestList(unittest.TestCase):
         self.assertEqual(set(tests), {"UDP_STREAM", "TCP_STREAM", "UDP_RR",
                                       "TCP_RR", "PIPE_STREAM"})
         names = lambda t: [i["name"] for i in tests[t]["impls"]]  # noqa
-        self.assertEqual(names("UDP_STREAM"), ["sockets", "sockets-nice"])
+        for t in ("UDP_STREAM", "TCP_STREAM", "UDP_RR", "TCP_RR"):
+            self.assertEqual(names(t), ["sockets", "sockets-nice", "xtios",
+                                        "tpi"], t)
         self.assertEqual(names("PIPE_STREAM"), ["pipe", "socketpair", "streams"])
         self.assertEqual(tests["UDP_STREAM"]["max_size"], 65507)
         rc, out, err = run("--help")
@@ -149,6 +151,37 @@ class TestPoints(unittest.TestCase):
         else:
             self.check(j, "TCP_STREAM", "sockets-nice", 64)
             self.assertEqual((j["nice_tx"], j["nice_rx"]), (-20, 19))
+
+
+class TestXTI(unittest.TestCase):
+    """xtios (/dev/inet/*) and tpi (/dev/udp, /dev/tcp): a point measures,
+    or, while the provider is not there, is "skipped" with the reason and
+    null in every measured field -- never a zero, never an error."""
+    MEASURED = ("tx_msgs", "rx_msgs", "tx_per_s", "rx_per_s", "elapsed",
+                "tx_bytes", "rx_bytes")
+
+    def test_ok_or_skipped(self):
+        for test in ("UDP_STREAM", "TCP_STREAM", "UDP_RR", "TCP_RR"):
+            for impl in ("xtios", "tpi"):
+                rc, j, err = point(test, impl, 64, "0.2031")
+                self.assertEqual(rc, 0, (test, impl, err, j))
+                self.assertIn(j["status"], ("ok", "skipped"), j)
+                if j["status"] == "skipped":
+                    self.assertTrue(j["note"].startswith(
+                        "provider not available") or
+                        "ThreadSanitizer" in j["note"], j["note"])
+                    for f in self.MEASURED:
+                        self.assertIsNone(j[f], (test, impl, f))
+                else:
+                    self.check_ok(j, test, impl)
+        self.assertEqual(_common.wait_gone([BIN, "0.2031"]), [])
+
+    def check_ok(self, j, test, impl):
+        TestPoints.check(self, j, test, impl, 64)
+        if test.endswith("_RR"):
+            self.assertEqual(j["tx_msgs"], j["rx_msgs"])
+        elif test == "TCP_STREAM":
+            self.assertEqual(j["tx_bytes"], j["rx_bytes"])
 
 
 class TestWatchdog(unittest.TestCase):
