@@ -15,8 +15,6 @@
 
 #include <stdlib.h>
 #include <sys/tihdr.h>
-/* <xti.h> defines _SC_T_IOV_MAX, which <unistd.h> has already */
-#undef _SC_T_IOV_MAX
 #include <xti.h>
 
 #define DEV_CLTS	"/dev/ticlts"
