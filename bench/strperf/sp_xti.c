@@ -34,9 +34,10 @@
  *   accepting endpoint too); what T_CURRENT then reports is the granted
  *   size the point reports, as getsockopt() is for the sockets rows.
  *
- *   available() opens the device once in the parent: when t_open fails
- *   (no provider registered: ENOENT, TSYSERR, TBADNAME) every point of the
- *   row is "skipped: provider not available", never a zero.
+ *   available() opens the device once, in a short-lived child of the
+ *   parent: when t_open fails (no provider registered: ENOENT, TSYSERR,
+ *   TBADNAME) every point of the row is "skipped: provider not
+ *   available", never a zero.
  *
  *   Errors map to errno for the driver: TSYSERR gives errno, TFLOW
  *   EAGAIN, TBADDATA EMSGSIZE, TLOOK what the event means (T_DISCONNECT
@@ -52,6 +53,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <xti.h>
 #include <xti_inet.h>
@@ -264,8 +267,13 @@ static int xt_priv_new(struct sp_ep *ep)
 	return 0;
 }
 
-/* A ThreadSanitizer build cannot follow the executive into the forked
- * processes (see sp_pipe.c); otherwise the device must open here. */
+/*
+ * A ThreadSanitizer build cannot follow the executive into the forked
+ * processes (see sp_pipe.c); otherwise the device must open.  The probe
+ * runs in a child of its own, so the supervising parent never starts a
+ * STREAMS executive of its own before it forks the sender and receiver:
+ * they start from a process that has touched no stream.
+ */
 static int xt_available(const struct sp_point *pt, char *why, size_t len)
 {
 #if defined(__SANITIZE_THREAD__)
@@ -274,15 +282,59 @@ static int xt_available(const struct sp_point *pt, char *why, size_t len)
 	return -1;
 #else
 	const char *dev = dev_of(pt);
-	int fd = t_open(dev, O_RDWR, NULL);
+	char msg[200] = "";
+	int pfd[2], st, fd;
+	ssize_t n, got = 0;
+	pid_t pid;
 
-	if (fd < 0) {
-		snprintf(why, len, "provider not available (t_open %s: %s)",
-			 dev, xt_str());
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		snprintf(why, len, "probe: pipe: %s", strerror(errno));
 		return -1;
 	}
-	t_close(fd);
-	return 0;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		snprintf(why, len, "probe: fork: %s", strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		fd = t_open(dev, O_RDWR, NULL);
+		if (fd < 0)
+			snprintf(msg, sizeof(msg), "t_open %s: %s", dev,
+				 xt_str());
+		else
+			t_close(fd);
+		if (msg[0] && write(pfd[1], msg, strlen(msg)) < 0)
+			_exit(2);
+		_exit(fd < 0);
+	}
+	close(pfd[1]);
+	while ((size_t)got < sizeof(msg) - 1) {
+		n = read(pfd[0], msg + got, sizeof(msg) - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	msg[got] = 0;
+	close(pfd[0]);
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR) {
+			st = -1;
+			break;
+		}
+	if (st == 0)
+		return 0;
+	if (!msg[0])
+		snprintf(msg, sizeof(msg), "t_open %s: the probe process "
+			 "ended with status 0x%x", dev, (unsigned)st);
+	snprintf(why, len, "provider not available (%s)", msg);
+	return -1;
 #endif
 }
 
