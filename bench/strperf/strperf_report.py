@@ -275,6 +275,55 @@ def raw_table(aggs, test, bufsize, impls, max_size=None, sizes=None):
     return header, rows
 
 
+def rep_table(aggs, test, bufsize, impls):
+    """Per size and implementation: Rx min / median / max and how many
+    repetitions measured (n ok of n)."""
+    by = {(a["impl"], a["msg_size"]): a for a in aggs
+          if a["test"] == test and a["bufsize"] == bufsize}
+    header = ["Message size"] + ["%s (min / median / max, ok)" % i
+                                 for i in impls]
+    rows = []
+    for s in sorted({a["msg_size"] for a in by.values()}):
+        row = [fmt_size(s)]
+        for i in impls:
+            a = by.get((i, s))
+            if a is None:
+                row.append("-")
+            elif not a["n_ok"]:
+                row.append("skipped" if a["n_skipped"] and not a["n_error"]
+                           else "error")
+            else:
+                sp = st.spread_pct(a)
+                row.append("%s / %s / %s (%d/%d)%s" % (
+                    fmt_int(a["rx_min"]), fmt_int(a["rx_median"]),
+                    fmt_int(a["rx_max"]), a["n_ok"], a["n"],
+                    " spread %.0f%%" % sp if sp is not None else ""))
+        rows.append(row)
+    return header, rows
+
+
+def grouped_notes(aggs, test, bufsize, impls):
+    """The runs' notes, one line per (implementation, note) with the sizes
+    it came from, so a row skipped at every size says so once."""
+    order = {i: n for n, i in enumerate(impls)}
+    groups = {}
+    for a in aggs:
+        if a["test"] == test and a["bufsize"] == bufsize:
+            for n in a["notes"]:
+                groups.setdefault((a["impl"], n), []).append(a["msg_size"])
+    planned = {}
+    for a in aggs:
+        if a["test"] == test and a["bufsize"] == bufsize:
+            planned.setdefault(a["impl"], set()).add(a["msg_size"])
+    out = []
+    for (i, n), sizes in sorted(groups.items(), key=lambda kv: (
+            order.get(kv[0][0], 99), min(kv[1]))):
+        where = ("every size" if set(sizes) == planned.get(i) and
+                 len(sizes) > 1 else fmt_sizes(sorted(sizes)))
+        out.append("%s, %s: %s" % (i, where, n))
+    return out
+
+
 def md_table(header, rows, align=None):
     align = align or (["r"] * len(header))
     out = ["| " + " | ".join(header) + " |",
@@ -640,18 +689,168 @@ def improvement_facts(aggs, t):
     return out
 
 
+# A single measurement closer than this to the baseline is not a win or a
+# loss: run-to-run noise on a shared machine is of this order.
+TIE_PCT = 5.0
+
+
+def streams_impls(t):
+    """The STREAMS rows of a test, in the report's order."""
+    return [i for i in t["impls"] if i not in NON_STREAMS]
+
+
+def comparators(t):
+    """What STREAMS is judged against: sockets for the network tests; a
+    Linux pipe and a UNIX-domain socketpair for PIPE_STREAM."""
+    out = [t["baseline"]] if t["baseline"] not in streams_impls(t) else []
+    if (t["test"] == "PIPE_STREAM" and "socketpair" in t["impls"] and
+            "socketpair" not in out):
+        out.append("socketpair")
+    return out
+
+
+def _why_not(a):
+    """Why a point has no number: the first note, or the status."""
+    if a is None:
+        return "not run"
+    what = "skipped" if a["n_skipped"] and not a["n_error"] else "failed"
+    return "%s (%s)" % (what, a["notes"][0]) if a["notes"] else what
+
+
+def compare_sizes(aggs, t, impl, base):
+    """impl against base at every size either was planned for: a list of
+    dicts (size, state, pct, why).  state is "faster", "slower" or "even"
+    (within TIE_PCT, or with repetitions: min..max ranges that overlap),
+    or "no-data" (impl has no number at that size: why says why) or
+    "no-base" (the baseline has none)."""
+    by = {}
+    for a in aggs:
+        if a["test"] == t["test"] and a["bufsize"] == t["bufsize"]:
+            by[(a["impl"], a["msg_size"])] = a
+    sizes = sorted({s for (i, s) in by if i in (impl, base)})
+    out = []
+    for s in sizes:
+        a, b = by.get((impl, s)), by.get((base, s))
+        row = {"size": s, "pct": None, "why": None}
+        if a is None or a["n_ok"] == 0:
+            row.update(state="no-data", why=_why_not(a))
+        elif b is None or b["n_ok"] == 0:
+            row.update(state="no-base", why=_why_not(b))
+        else:
+            pct = st.improvement_pct(a["rx_median"], b["rx_median"])
+            row["pct"] = pct
+            if pct is None:
+                row["state"] = "no-base"
+                row["why"] = "baseline delivered nothing"
+            elif a["n_ok"] >= 2 and b["n_ok"] >= 2:
+                overlap = (a["rx_min"] <= b["rx_max"] and
+                           b["rx_min"] <= a["rx_max"])
+                row["state"] = ("even" if overlap else
+                                "faster" if pct > 0 else "slower")
+            else:
+                row["state"] = ("even" if abs(pct) < TIE_PCT else
+                                "faster" if pct > 0 else "slower")
+        out.append(row)
+    return out
+
+
+def fmt_sizes(sizes):
+    return ", ".join("%d" % s for s in sizes) + " B"
+
+
+def _pct_range(rows):
+    v = sorted(r["pct"] for r in rows)
+    if len(v) == 1 or abs(v[0] - v[-1]) < 0.5:
+        return "%.0f%%" % abs(v[0])
+    return "%.0f%% to %.0f%%" % (abs(v[0]), abs(v[-1])) if v[0] >= 0 \
+        else "%.0f%% to %.0f%%" % (abs(v[-1]), abs(v[0]))
+
+
+def comparison_sentence(name, impl, base, rows):
+    """One plain sentence: did impl beat base, at which sizes, by how
+    much; or why it could not be judged."""
+    have = [r for r in rows if r["pct"] is not None]
+    if not have:
+        whys = sorted({r["why"] for r in rows if r["why"]})
+        return ("%s: %s was not measured at any size, so this run cannot "
+                "say whether it beats %s: %s." %
+                (name, impl, base, "; ".join(whys) or "no points"))
+    parts = []
+    fast = [r for r in have if r["state"] == "faster"]
+    slow = [r for r in have if r["state"] == "slower"]
+    even = [r for r in have if r["state"] == "even"]
+    if fast:
+        parts.append("faster at %s (by %s)" %
+                     (fmt_sizes(r["size"] for r in fast), _pct_range(fast)))
+    if slow:
+        parts.append("slower at %s (by %s)" %
+                     (fmt_sizes(r["size"] for r in slow), _pct_range(slow)))
+    if even:
+        parts.append("even at %s (%s)" %
+                     (fmt_sizes(r["size"] for r in even),
+                      ", ".join(fmt_pct(r["pct"]) for r in even)))
+    if not slow and not even:
+        head = "YES, %s beat %s at every measured size" % (impl, base)
+    elif not fast:
+        head = "NO, %s did not beat %s at any size" % (impl, base)
+    else:
+        head = "PARTLY, %s beat %s at %d of %d sizes" % (
+            impl, base, len(fast), len(have))
+    tail = ""
+    missing = [r for r in rows if r["pct"] is None]
+    if missing:
+        tail = " Not compared at %s: %s." % (
+            fmt_sizes(r["size"] for r in missing),
+            "; ".join(sorted({r["why"] for r in missing})))
+    return "%s: %s: %s.%s" % (name, head, "; ".join(parts), tail)
+
+
+def comparison_table(aggs, t):
+    """Per size, each STREAMS row against each comparator: header, rows."""
+    pairs = [(i, b) for i in streams_impls(t) for b in comparators(t)]
+    if not pairs:
+        return None, None
+    cmp = {p: {r["size"]: r for r in compare_sizes(aggs, t, *p)}
+           for p in pairs}
+    sizes = sorted({s for c in cmp.values() for s in c})
+    header = ["Message size"] + ["%s vs %s" % p for p in pairs]
+    rows = []
+    for s in sizes:
+        row = [fmt_size(s)]
+        for p in pairs:
+            r = cmp[p].get(s)
+            if r is None:
+                row.append("-")
+            elif r["state"] == "no-data":
+                row.append(r["why"].split(" (")[0])
+            elif r["state"] == "no-base":
+                row.append("no %s number" % p[1])
+            else:
+                row.append("%s %s" % (fmt_pct(r["pct"]), r["state"]))
+        rows.append(row)
+    return header, rows
+
+
 def verdict(aggs, tests, meta, paper_summ):
     """Plain-language sentences generated from the numbers."""
     out = []
-    streams = sorted({i for t in tests for i in t["impls"]
-                      if i not in NON_STREAMS})
+    measured = {(a["test"], a["impl"]) for a in aggs if a["n_ok"] > 0}
+    streams = sorted({i for t in tests for i in streams_impls(t)
+                      if (t["test"], i) in measured})
+    unmeasured = sorted({i for t in tests for i in streams_impls(t)
+                         if (t["test"], i) not in measured})
     for t in tests:
         name = t["test"] + (" (buffers %d)" % t["bufsize"]
                             if len(meta["bufsizes"]) > 1 else "")
+        for i in streams_impls(t):
+            for b in comparators(t):
+                out.append(comparison_sentence(
+                    name, i, b, compare_sizes(aggs, t, i, b)))
         for i, lo, hi, n in improvement_facts(aggs, t):
             if lo is None and hi is None:
-                out.append("%s: %s has no size in common with %s." %
-                           (name, i, t["baseline"]))
+                if i not in streams_impls(t):
+                    out.append("%s: %s has no size measured in common "
+                               "with %s." % (name, i, t["baseline"]))
                 continue
             parts = []
             if lo is not None:
@@ -715,14 +914,18 @@ def verdict(aggs, tests, meta, paper_summ):
                    load_range(meta.get("_points", [])))
     if streams:
         out.append("STREAMS rows measured: %s." % ", ".join(streams))
-    else:
-        out.append("No STREAMS implementation was measured: strperf-point "
-                   "has none yet (only sockets and Linux pipes). The papers' "
-                   "claims (STREAMS TPI UDP 30-40% above sockets below 1024 "
-                   "bytes; STREAMS TCP and SCTP 200-300% above TCP sockets) "
-                   "are therefore not tested by this report. The rows above "
-                   "are the baseline the STREAMS rows must beat on this "
-                   "machine.")
+    if unmeasured:
+        out.append("STREAMS rows with no measured point (skipped or failed "
+                   "at every size; no number is shown for them): %s." %
+                   ", ".join(unmeasured))
+    if not streams:
+        out.append("No STREAMS implementation was measured in this run, so "
+                   "it does not answer whether STREAMS is faster here. The "
+                   "papers' claims (STREAMS TPI UDP 30-40% above sockets "
+                   "below 1024 bytes; STREAMS TCP and SCTP 200-300% above "
+                   "TCP sockets) are not tested by this report; the rows "
+                   "above are the baseline the STREAMS rows must beat on "
+                   "this machine.")
     return out
 
 
@@ -825,6 +1028,16 @@ def build_report(outdir, points, meta, aggs, tests, charts, paper,
          meta.get("rx_waitall") else "one call of up to the message size"],
         ["wall time", "%.0f s" % meta.get("wall_s", 0)],
     ], ["l", "l"])
+    d.h(2, "Verdict")
+    d.p("Is STREAMS faster than sockets on this machine? Per test, each "
+        "STREAMS row against the baseline (Rx, median over repetitions): "
+        "faster or slower means more than %.0f%% apart (with repetitions: "
+        "min..max ranges that do not overlap), even means closer than "
+        "that. A skipped or failed point is never counted as a number." %
+        TIE_PCT)
+    for sentence in verdict(aggs, tests, dict(meta, _points=points),
+                            paper_summ):
+        d.p(sentence)
     d.h(2, "Method")
     d.p("Each point is one run of `strperf-point`: a sender process sends "
         "messages of one size to a receiver process as fast as it can for "
@@ -877,6 +1090,17 @@ def build_report(outdir, points, meta, aggs, tests, charts, paper,
                                  meta.get("max_size", {}).get(name),
                                  meta.get("sizes"))
         d.table(header, rows)
+        ch, cr = comparison_table(aggs, t)
+        if ch:
+            d.h(3, "STREAMS against %s, size by size" %
+                " and ".join(comparators(t)))
+            d.p("Percent more Rx messages per second than the baseline at "
+                "the same size; faster/slower/even as in the verdict.")
+            d.table(ch, cr, ["r"] + ["l"] * (len(ch) - 1))
+        if meta.get("repeat", 1) > 1:
+            d.h(3, "Repetitions (Rx messages per second: min / median / "
+                "max)")
+            d.table(*rep_table(aggs, name, b, t["impls"]))
         if t["fits"]:
             d.h(3, "Delay model")
             d.p("Least-squares fit of seconds per delivered message against "
@@ -894,12 +1118,7 @@ def build_report(outdir, points, meta, aggs, tests, charts, paper,
                      ">= 1024 B", "sizes"],
                     [[i, fmt_pct(lo), fmt_pct(hi), n]
                      for i, lo, hi, n in facts], ["l", "r", "r", "r"])
-        notes = []
-        for a in aggs:
-            if a["test"] == name and a["bufsize"] == b and a["notes"]:
-                for n in a["notes"]:
-                    notes.append("%s, %d bytes: %s" % (a["impl"],
-                                                       a["msg_size"], n))
+        notes = grouped_notes(aggs, name, b, t["impls"])
         if notes:
             d.h(3, "Notes from the runs")
             d.ul(notes[:40] + (["... %d more in results.csv" %
@@ -928,10 +1147,6 @@ def build_report(outdir, points, meta, aggs, tests, charts, paper,
           "netperf by Rick Jones, Hewlett-Packard; the papers ran OpenSS7's "
           "version with the scripts netperf_benchmark and netperf_nice2 "
           "(--testtime=10 --bufsizes=131071 --end=16384 --mult=2)."])
-    d.h(2, "Verdict")
-    meta = dict(meta, _points=points)
-    for s in verdict(aggs, tests, meta, paper_summ):
-        d.p(s)
     return d
 
 

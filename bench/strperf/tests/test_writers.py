@@ -260,6 +260,84 @@ class TestPieces(unittest.TestCase):
         self.assertIn("skipped or failed", text)
         self.assertNotIn("No STREAMS implementation", text)
 
+    def test_skipped_streams_row_is_never_a_number(self):
+        # xtios skipped at every size (no provider), tpi measured at some
+        # sizes: the verdict says so plainly, tables say "skipped"
+        pts, meta = dataset()
+        for s in SIZES:
+            p = point("UDP_STREAM", "xtios", s, 1, 0, status="skipped")
+            for f in ("tx_msgs", "rx_msgs", "tx_per_s", "rx_per_s"):
+                p[f] = None
+            p["note"] = "provider not available (t_open /dev/inet/udp)"
+            pts.append(p)
+        gains = {1: 0.5, 64: 0.02, 1024: -0.3}
+        for s, g in gains.items():
+            base = 800000.0 - 20 * s + 1000
+            pts.append(point("UDP_STREAM", "tpi", s, 1,
+                             base * 0.98 * (1 + g)))
+        pts.append(point("UDP_STREAM", "tpi", 4096, 1, 0, status="error"))
+        meta["impls"]["UDP_STREAM"] += ["xtios", "tpi"]
+        d = tempfile.mkdtemp(prefix="strperf-test-")
+        self.addCleanup(shutil.rmtree, d, True)
+        rp.write_all(d, pts, meta, charts=False)
+        with open(os.path.join(d, "report.md")) as f:
+            md = f.read()
+        self.assertIn("UDP_STREAM: xtios was not measured at any size, so "
+                      "this run cannot say whether it beats sockets: "
+                      "skipped (provider not available", md)
+        self.assertIn("UDP_STREAM: PARTLY, tpi beat sockets at 1 of 3 "
+                      "sizes: faster at 1 B (by 50%); slower at 1024 B "
+                      "(by 30%); even at 64 B (+2.0%). Not compared at "
+                      "4096 B: failed (it broke).", md)
+        self.assertIn("STREAMS rows measured: tpi.", md)
+        self.assertIn("STREAMS rows with no measured point (skipped or "
+                      "failed at every size; no number is shown for them): "
+                      "xtios.", md)
+        self.assertNotIn("STREAMS rows measured: tpi, xtios", md)
+        self.assertIn("xtios, every size: provider not available", md)
+        self.assertIn("| 1 | skipped | +50.0% faster |", md)
+        # the verdict comes before the method and the tests
+        self.assertLess(md.index("## Verdict"), md.index("## Method"))
+        with open(os.path.join(d, "tables", "raw_udp_stream.md")) as f:
+            raw = f.read()
+        for line in raw.splitlines():
+            if line.startswith("| 64 "):
+                self.assertIn("| skipped | skipped |", line)
+        with open(os.path.join(d, "results.csv"), newline="") as f:
+            rows = [r for r in csv.DictReader(f) if r["impl"] == "xtios"]
+        self.assertEqual(len(rows), len(SIZES))
+        for r in rows:
+            self.assertEqual((r["status"], r["rx_per_s"], r["tx_per_s"]),
+                             ("skipped", "", ""))
+        with open(os.path.join(d, "summary.md")) as f:
+            self.assertIn("| UDP_STREAM | xtios | skipped |", f.read())
+
+    def test_compare_sizes(self):
+        pts, meta = dataset(repeat=3, streams_gain=0.001)
+        aggs, tests = rp.analyse(pts, meta)
+        t = [x for x in tests if x["test"] == "UDP_STREAM"][0]
+        self.assertEqual(rp.streams_impls(t), ["xti"])
+        self.assertEqual(rp.comparators(t), ["sockets"])
+        rows = rp.compare_sizes(aggs, t, "xti", "sockets")
+        # +0.1% with overlapping ranges (reps differ by 1000/s each)
+        self.assertEqual([r["state"] for r in rows], ["even"] * 4)
+        pts, meta = dataset(repeat=3, streams_gain=0.5)
+        aggs, tests = rp.analyse(pts, meta)
+        t = [x for x in tests if x["test"] == "UDP_STREAM"][0]
+        rows = rp.compare_sizes(aggs, t, "xti", "sockets")
+        self.assertEqual([r["state"] for r in rows], ["faster"] * 4)
+        text = " ".join(rp.verdict(aggs, tests, meta, {}))
+        self.assertIn("UDP_STREAM: YES, xti beat sockets at every measured "
+                      "size: faster at 1, 64, 1024, 4096 B (by 50%)", text)
+        pts, meta = dataset(streams_gain=-0.1)
+        aggs, tests = rp.analyse(pts, meta)
+        text = " ".join(rp.verdict(aggs, tests, meta, {}))
+        self.assertIn("UDP_STREAM: NO, xti did not beat sockets at any "
+                      "size: slower at 1, 64, 1024, 4096 B (by 10%)", text)
+        pipe = {"test": "PIPE_STREAM", "baseline": "pipe",
+                "impls": ["pipe", "socketpair", "streams"]}
+        self.assertEqual(rp.comparators(pipe), ["pipe", "socketpair"])
+
     def test_charts_unavailable_message(self):
         e = rp.ChartsUnavailable("x")
         self.assertIsInstance(e, RuntimeError)
