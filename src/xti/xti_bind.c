@@ -41,6 +41,21 @@ static void *ioc_buf(size_t hdr, int extra, int *cap)
 	return calloc(1, n);
 }
 
+/* Hand a value v to the application's netbuf unb (nb: its copy) and the
+ * n bytes of x beside it (qlen, flags): 0, or -1 with TBUFOVFLW when nb
+ * is too small, TSYSERR EFAULT. */
+static int nb_out(struct netbuf *unb, const struct netbuf *nb,
+		  const struct xti_region *v, void *ux, const void *x,
+		  size_t n)
+{
+	if (xti_nb_fits(nb, v->len) != 0)
+		return xti_err(TBUFOVFLW);
+	if (xti_nb_put(unb, nb, v->p, v->len) != 0 ||
+	    xti_uout(ux, x, n) != 0)
+		return xti_syserr(EFAULT);
+	return 0;
+}
+
 int t_bind(int fd, const struct t_bind *req, struct t_bind *ret)
 {
 	struct t_bind rq, rt;
@@ -119,16 +134,8 @@ int t_bind(int fd, const struct t_bind *req, struct t_bind *ret)
 		r = 0;
 		goto out;
 	}
-	if (xti_nb_fits(&rt.addr, addr.len) != 0) {
-		xti_err(TBUFOVFLW);
-		goto out;
-	}
-	if (xti_nb_put(&ret->addr, &rt.addr, addr.p, addr.len) != 0 ||
-	    xti_uout(&ret->qlen, &qlen, sizeof(qlen)) != 0) {
-		xti_syserr(EFAULT);
-		goto out;
-	}
-	r = 0;
+	r = nb_out(&ret->addr, &rt.addr, &addr, &ret->qlen, &qlen,
+		   sizeof(qlen));
 out:
 	free(buf);
 	xti_put(ep);
@@ -144,17 +151,13 @@ int t_unbind(int fd)
 	} u;
 	struct xti_dec_ack a;
 	struct xti_ep *ep;
-	int n, r = -1, ev;
+	int n, r = -1;
 
 	ep = xti_begin(fd, NEED_ANY, EV_UNBIND, -1);
 	if (ep == NULL)
 		return -1;
-	ev = xti_look_for(ep, T_LISTEN | T_DATA);
-	if (ev != 0) {
-		if (ev > 0)
-			xti_err(TLOOK);
+	if (xti_look_stop(ep, T_LISTEN | T_DATA) != 0)
 		goto out;
-	}
 	u.req.PRIM_type = T_UNBIND_REQ;
 	n = xti_ioctl(fd, TI_UNBIND, &u, sizeof(u.req), sizeof(u), false);
 	if (n < 0)
@@ -266,16 +269,8 @@ int t_optmgmt(int fd, const struct t_optmgmt *req, struct t_optmgmt *ret)
 		xti_proto();
 		goto out;
 	}
-	if (xti_nb_fits(&rt.opt, opt.len) != 0) {
-		xti_err(TBUFOVFLW);
-		goto out;
-	}
-	if (xti_nb_put(&ret->opt, &rt.opt, opt.p, opt.len) != 0 ||
-	    xti_uout(&ret->flags, &flags, sizeof(flags)) != 0) {
-		xti_syserr(EFAULT);
-		goto out;
-	}
-	r = 0;
+	r = nb_out(&ret->opt, &rt.opt, &opt, &ret->flags, &flags,
+		   sizeof(flags));
 out:
 	free(buf);
 	xti_put(ep);

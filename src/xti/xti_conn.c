@@ -73,6 +73,23 @@ static int req_add(struct req *q, const struct netbuf *nb, t_scalar_t *off,
 	return 0;
 }
 
+/* Send an acknowledged request (control part ctl, the application's
+ * data ud as the data part) and wait for the ack of prim: 0, or -1 with
+ * t_errno.  Flow control on a non-blocking endpoint is TSYSERR EAGAIN
+ * (TFLOW is for data). */
+static int put_acked(struct xti_ep *ep, int fd, const void *ctl, int clen,
+		     const struct netbuf *ud, t_scalar_t prim)
+{
+	int r = xti_putmsg(fd, ctl, clen, ud->buf,
+			   ud->len > 0 ? (int)ud->len : -1, 0);
+
+	if (r == 0)
+		return xti_ack_wait(ep, prim);
+	if (t_errno == TFLOW)
+		xti_syserr(EAGAIN);
+	return r;
+}
+
 /* ---- handing a call's fields to the application ---- */
 
 /* Does each value fit its netbuf? */
@@ -94,15 +111,6 @@ static int call_put(struct t_call *uc, const struct t_call *c,
 	    (seq && xti_uout(&uc->sequence, &dc->seq, sizeof(int)) != 0))
 		return xti_syserr(EFAULT);
 	return 0;
-}
-
-/* A library read with room for data of the provider's size lim, for a
- * call of event ev. */
-static void rd_lib(struct xti_rd *r, t_scalar_t lim, int ev)
-{
-	xti_rd_init(r, NULL, -1);
-	r->dmax = lim > 0 && lim < XTI_IOCMAX ? lim + 1 : 4096;
-	r->ev = ev;
 }
 
 /* Keep r's message for later (it is an event): TLOOK. */
@@ -174,7 +182,7 @@ static int conn_con(struct xti_ep *ep, struct t_call *ucall,
 	pthread_mutex_lock(&ep->ep_lock);
 	lim = ep->ep_info.CDATA_size;
 	pthread_mutex_unlock(&ep->ep_lock);
-	rd_lib(&r, lim, EV_RCVCONNECT);
+	xti_rd_lib(&r, lim, EV_RCVCONNECT);
 	if (xti_read(ep, &r) != 0)
 		goto out;
 	if (r.prim != T_CONN_CON) {
@@ -219,7 +227,7 @@ int t_connect(int fd, const struct t_call *sndcall, struct t_call *rcvcall)
 	struct T_info_ack ia;
 	struct xti_ep *ep;
 	struct req q;
-	int r = -1, ev;
+	int r = -1;
 
 	ep = xti_begin(fd, NEED_CONN, EV_CONNECT1, -1);
 	if (ep == NULL)
@@ -245,12 +253,8 @@ int t_connect(int fd, const struct t_call *sndcall, struct t_call *rcvcall)
 		xti_err(TBADDATA);
 		goto out;
 	}
-	ev = xti_look_for(ep, T_LISTEN | T_DISCONNECT);
-	if (ev != 0) {
-		if (ev > 0)
-			xti_err(TLOOK);
+	if (xti_look_stop(ep, T_LISTEN | T_DISCONNECT) != 0)
 		goto out;
-	}
 	if (req_init(&q, sizeof(cr), ALIGN4(sc.addr.len) + sc.opt.len) != 0)
 		goto out;
 	cr.PRIM_type = T_CONN_REQ;
@@ -261,13 +265,8 @@ int t_connect(int fd, const struct t_call *sndcall, struct t_call *rcvcall)
 	}
 	memcpy(q.buf, &cr, sizeof(cr));
 	xti_req_begin(ep);
-	r = xti_putmsg(fd, q.buf, (int)q.len, sc.udata.buf,
-		       sc.udata.len > 0 ? (int)sc.udata.len : -1, 0);
+	r = put_acked(ep, fd, q.buf, (int)q.len, &sc.udata, T_CONN_REQ);
 	req_free(&q);
-	if (r == 0)
-		r = xti_ack_wait(ep, T_CONN_REQ);
-	else if (t_errno == TFLOW)
-		xti_syserr(EAGAIN);
 	if (r == 0) {
 		/* (before the request ends: a reader that handed the ack
 		 * over looks at the state then) */
@@ -377,7 +376,7 @@ int t_listen(int fd, struct t_call *call)
 		xti_put(ep);
 		return rv;
 	}
-	rd_lib(&r, lim, EV_LISTEN);
+	xti_rd_lib(&r, lim, EV_LISTEN);
 	if (xti_read(ep, &r) != 0)
 		goto out;
 	if (r.prim == T_CONN_IND) {
@@ -489,7 +488,7 @@ int t_accept(int fd, int resfd, const struct t_call *call)
 	struct xti_ep *ep, *res = NULL;
 	t_uscalar_t id = 0;
 	struct req q;
-	int r = -1, ev, err = 0;
+	int r = -1, err = 0;
 
 	ep = xti_begin(fd, NEED_CONN, EV_ACCEPT1, -1);
 	if (ep == NULL)
@@ -520,12 +519,8 @@ int t_accept(int fd, int resfd, const struct t_call *call)
 		xti_err(err);
 		goto out;
 	}
-	ev = xti_look_for(ep, T_LISTEN | T_DISCONNECT);
-	if (ev != 0) {
-		if (ev > 0)
-			xti_err(TLOOK);
+	if (xti_look_stop(ep, T_LISTEN | T_DISCONNECT) != 0)
 		goto out;
-	}
 	if (res != NULL && acceptor_id(resfd, &id) != 0)
 		goto out;
 	if (req_init(&q, sizeof(cr), c.opt.len) != 0)
@@ -539,13 +534,8 @@ int t_accept(int fd, int resfd, const struct t_call *call)
 	}
 	memcpy(q.buf, &cr, sizeof(cr));
 	xti_req_begin(ep);
-	r = xti_putmsg(fd, q.buf, (int)q.len, c.udata.buf,
-		       c.udata.len > 0 ? (int)c.udata.len : -1, 0);
+	r = put_acked(ep, fd, q.buf, (int)q.len, &c.udata, T_CONN_RES);
 	req_free(&q);
-	if (r == 0)
-		r = xti_ack_wait(ep, T_CONN_RES);
-	else if (t_errno == TFLOW)
-		xti_syserr(EAGAIN);
 	if (r == 0) {
 		pthread_mutex_lock(&ep->ep_lock);
 		xti_seq_del(ep, c.sequence);
@@ -582,7 +572,7 @@ int t_snddis(int fd, const struct t_call *call)
 	struct T_discon_req dr;
 	struct xti_ep *ep;
 	t_scalar_t lim;
-	int r = -1, st, ev, err = 0;
+	int r = -1, st, err = 0;
 
 	ep = xti_begin(fd, NEED_CONN, EV_SNDDIS1, -1);
 	if (ep == NULL)
@@ -604,12 +594,8 @@ int t_snddis(int fd, const struct t_call *call)
 		xti_err(err);
 		goto out;
 	}
-	ev = xti_look_for(ep, T_DISCONNECT);
-	if (ev != 0) {
-		if (ev > 0)
-			xti_err(TLOOK);
+	if (xti_look_stop(ep, T_DISCONNECT) != 0)
 		goto out;
-	}
 	/* abortive: what is queued to send may go, and must not hold the
 	 * disconnect behind flow control */
 	if (st == T_DATAXFER || st == T_OUTREL || st == T_INREL)
@@ -617,12 +603,7 @@ int t_snddis(int fd, const struct t_call *call)
 	dr.PRIM_type = T_DISCON_REQ;
 	dr.SEQ_number = st == T_INCON ? c.sequence : -1;
 	xti_req_begin(ep);
-	r = xti_putmsg(fd, &dr, sizeof(dr), c.udata.buf,
-		       c.udata.len > 0 ? (int)c.udata.len : -1, 0);
-	if (r == 0)
-		r = xti_ack_wait(ep, T_DISCON_REQ);
-	else if (t_errno == TFLOW)
-		xti_syserr(EAGAIN);
+	r = put_acked(ep, fd, &dr, sizeof(dr), &c.udata, T_DISCON_REQ);
 	if (r == 0) {
 		pthread_mutex_lock(&ep->ep_lock);
 		if (st == T_INCON) {

@@ -110,19 +110,15 @@ static int snd_common(int fd, const char *buf, unsigned int nbytes,
 {
 	struct snd_args a;
 	struct xti_ep *ep;
-	int r = -1, ev;
+	int r = -1;
 
 	ep = xti_begin(fd, NEED_CONN, EV_SND, -1);
 	if (ep == NULL)
 		return -1;
 	if (snd_check(ep, nbytes, flags, &a) != 0)
 		goto out;
-	ev = xti_look_for(ep, T_DISCONNECT);
-	if (ev != 0) {
-		if (ev > 0)
-			xti_err(TLOOK);
+	if (xti_look_stop(ep, T_DISCONNECT) != 0)
 		goto out;
-	}
 	r = snd_data(ep, buf, nbytes, &a);
 out:
 	xti_put(ep);
@@ -140,40 +136,12 @@ static char *iov_gather(const struct t_iovec *uiov, unsigned int cnt,
 			unsigned int *len)
 {
 	struct t_iovec iov[T_IOV_MAX];
-	size_t total = 0;
-	char *buf;
+	char *buf = xti_iov_in(uiov, cnt, iov, len);
 
-	if (cnt == 0 || cnt > T_IOV_MAX) {
-		xti_err(TBADDATA);
+	if (buf != NULL && xti_iov_gather(buf, iov, cnt) != 0) {
+		free(buf);
 		return NULL;
 	}
-	if (xti_uin(iov, uiov, cnt * sizeof(iov[0])) != 0) {
-		xti_syserr(EFAULT);
-		return NULL;
-	}
-	for (unsigned int i = 0; i < cnt; i++) {
-		if (iov[i].iov_len > INT_MAX || total + iov[i].iov_len > INT_MAX) {
-			xti_err(TBADDATA);
-			return NULL;
-		}
-		total += iov[i].iov_len;
-	}
-	buf = malloc(total + 1);
-	if (buf == NULL) {
-		xti_syserr(ENOMEM);
-		return NULL;
-	}
-	total = 0;
-	for (unsigned int i = 0; i < cnt; i++) {
-		if (iov[i].iov_len > 0 &&
-		    xti_uin(buf + total, iov[i].iov_base, iov[i].iov_len) != 0) {
-			free(buf);
-			xti_syserr(EFAULT);
-			return NULL;
-		}
-		total += iov[i].iov_len;
-	}
-	*len = (unsigned int)total;
 	return buf;
 }
 
@@ -351,34 +319,16 @@ int t_rcv(int fd, void *buf, unsigned int nbytes, int *flags)
 int t_rcvv(int fd, struct t_iovec *uiov, unsigned int iovcount, int *flags)
 {
 	struct t_iovec iov[T_IOV_MAX];
-	size_t total = 0, off = 0;
+	unsigned int total;
 	char *buf;
 	int r;
 
-	if (iovcount == 0 || iovcount > T_IOV_MAX)
-		return xti_err(TBADDATA);
-	if (xti_uin(iov, uiov, iovcount * sizeof(iov[0])) != 0)
-		return xti_syserr(EFAULT);
-	for (unsigned int i = 0; i < iovcount; i++) {
-		if (iov[i].iov_len > INT_MAX - total)
-			return xti_err(TBADDATA);
-		total += iov[i].iov_len;
-	}
-	buf = malloc(total + 1);
+	buf = xti_iov_in(uiov, iovcount, iov, &total);
 	if (buf == NULL)
-		return xti_syserr(ENOMEM);
-	r = rcv_common(fd, buf, (unsigned int)total, flags);
-	for (unsigned int i = 0; r > 0 && i < iovcount && off < (size_t)r;
-	     i++) {
-		size_t n = iov[i].iov_len;
-		if (n > (size_t)r - off)
-			n = (size_t)r - off;
-		if (n > 0 && xti_uout(iov[i].iov_base, buf + off, n) != 0) {
-			r = xti_syserr(EFAULT);
-			break;
-		}
-		off += n;
-	}
+		return -1;
+	r = rcv_common(fd, buf, total, flags);
+	if (r > 0 && xti_iov_scatter(iov, iovcount, buf, (size_t)r) != 0)
+		r = -1;
 	free(buf);
 	return r;
 }

@@ -237,6 +237,7 @@ int xti_dec_event(const void *ctl, int len, bool exp_cont);
 int xti_ioctl(int fd, int cmd, void *buf, int len, int cap, bool retry);
 /* TI_SYNC / TI_GETINFO into ep (ep_lock not held). */
 int xti_sync_info(struct xti_ep *ep, struct ti_sync_ack *sa);
+int xti_sync_fd(int fd, struct ti_sync_ack *sa);	/* before an ep */
 int xti_getinfo(int fd, struct T_info_ack *ia);
 /* The XTI state matching provider state ts (with the head's first
  * message peeked for the usual races); -1 for a transient state. */
@@ -263,6 +264,10 @@ struct xti_rd {
 	char cstack[256];
 };
 void xti_rd_init(struct xti_rd *r, void *udata, int umax);
+/* A read into library buffers with room for data of the provider's size
+ * lim (an info field: CDATA_size, DDATA_size), for a call of event ev
+ * (-1: none). */
+void xti_rd_lib(struct xti_rd *r, t_scalar_t lim, int ev);
 void xti_rd_free(struct xti_rd *r);
 /* Read one message (acks met on the way go to their waiter).  With
  * r->dbuf set by xti_rd_init the data goes there and what does not fit
@@ -275,6 +280,11 @@ int xti_read(struct xti_ep *ep, struct xti_rd *r);
 int xti_read_rest(struct xti_ep *ep, struct xti_rd *r);
 /* Make a held message of r (its data must be all read). */
 struct xti_msg *xti_rd_to_msg(struct xti_rd *r);
+/* Read one whole message with r (set up by the caller, freed here) and
+ * make it a held message, not held yet.  NULL with t_errno; TNODATA
+ * (another thread took what t_look showed) becomes notfound. */
+struct xti_msg *xti_read_msg(struct xti_ep *ep, struct xti_rd *r,
+			     int notfound);
 
 /* Acknowledged requests: begin (waits for the endpoint's previous one),
  * send, wait for the ack of prim, end. */
@@ -294,6 +304,22 @@ int xti_pending(struct xti_ep *ep);
 /* Does any held message, or the head's first message, mean one of the
  * events in mask?  Returns that event, 0 if none, -1 with t_errno. */
 int xti_look_for(struct xti_ep *ep, int mask);
+/* Before a call that such an event must stop: 0 if none waits, else -1
+ * with t_errno TLOOK (or the error looking met). */
+int xti_look_stop(struct xti_ep *ep, int mask);
+
+/* ---- the application's t_iovec arrays (t_sndv, t_rcvv, t_sndvudata,
+ * t_rcvvudata) ---- */
+/* Copy the array in (1 .. T_IOV_MAX entries, at most INT_MAX bytes in
+ * all: else TBADDATA) and allocate a buffer for its bytes; their number
+ * in *len.  NULL with t_errno (TBADDATA, TSYSERR EFAULT or ENOMEM). */
+char *xti_iov_in(const struct t_iovec *uiov, unsigned int cnt,
+		 struct t_iovec *iov, unsigned int *len);
+/* Gather the bytes iov names into buf: 0, or -1 (TSYSERR EFAULT). */
+int xti_iov_gather(char *buf, const struct t_iovec *iov, unsigned int cnt);
+/* Scatter n bytes of buf over iov in order: 0, or -1 (TSYSERR EFAULT). */
+int xti_iov_scatter(const struct t_iovec *iov, unsigned int cnt,
+		    const char *buf, size_t n);
 
 /* ---- netbufs ---- */
 /* Copy a value out to the application's netbuf nb (read first): 0,

@@ -25,6 +25,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,7 +110,7 @@ int xti_getinfo(int fd, struct T_info_ack *ia)
 	return 0;
 }
 
-int xti_sync_info(struct xti_ep *ep, struct ti_sync_ack *sa)
+int xti_sync_fd(int fd, struct ti_sync_ack *sa)
 {
 	union {
 		struct ti_sync_req req;
@@ -119,12 +120,17 @@ int xti_sync_info(struct xti_ep *ep, struct ti_sync_ack *sa)
 	int n;
 
 	u.req.tsr_flags = TSRF_INFO_REQ | TSRF_QLEN_REQ;
-	n = xti_ioctl(ep->ep_fd, TI_SYNC, &u, sizeof(u.req), sizeof(u), true);
+	n = xti_ioctl(fd, TI_SYNC, &u, sizeof(u.req), sizeof(u), true);
 	if (n < 0)
 		return -1;
 	if (xti_dec_sync_ack(&u, n, sa) != 0)
 		return xti_proto();
 	return 0;
+}
+
+int xti_sync_info(struct xti_ep *ep, struct ti_sync_ack *sa)
+{
+	return xti_sync_fd(ep->ep_fd, sa);
 }
 
 /* The first message at the head: its primitive (-1: data without a
@@ -206,6 +212,13 @@ void xti_rd_init(struct xti_rd *r, void *udata, int umax)
 	r->clen = r->dlen = -1;
 	r->prim = -1;
 	r->ev = -1;
+}
+
+void xti_rd_lib(struct xti_rd *r, t_scalar_t lim, int ev)
+{
+	xti_rd_init(r, NULL, -1);
+	r->dmax = lim > 0 && lim < XTI_IOCMAX ? lim + 1 : 4096;
+	r->ev = ev;
 }
 
 void xti_rd_free(struct xti_rd *r)
@@ -485,6 +498,26 @@ struct xti_msg *xti_rd_to_msg(struct xti_rd *r)
 	return m;
 }
 
+struct xti_msg *xti_read_msg(struct xti_ep *ep, struct xti_rd *r,
+			     int notfound)
+{
+	struct xti_msg *m;
+
+	if (xti_read(ep, r) != 0) {
+		if (t_errno == TNODATA)
+			xti_err(notfound);
+		xti_rd_free(r);
+		return NULL;
+	}
+	if (r->more)
+		xti_read_rest(ep, r);
+	m = xti_rd_to_msg(r);
+	xti_rd_free(r);
+	if (m == NULL)
+		xti_syserr(ENOMEM);
+	return m;
+}
+
 /* ---- acknowledged requests ---- */
 
 void xti_req_begin(struct xti_ep *ep)
@@ -686,6 +719,15 @@ int xti_look_for(struct xti_ep *ep, int mask)
 	return ev > 0 && (ev & mask) ? ev : 0;
 }
 
+int xti_look_stop(struct xti_ep *ep, int mask)
+{
+	int ev = xti_look_for(ep, mask);
+
+	if (ev > 0)
+		return xti_err(TLOOK);
+	return ev;
+}
+
 /* ---- netbufs ---- */
 
 int xti_nb_get(const struct netbuf *unb, struct netbuf *nb)
@@ -717,4 +759,66 @@ bool xti_size_ok(t_scalar_t limit, unsigned int len)
 	if (limit < 0)
 		return len == 0;
 	return len <= (unsigned int)limit;
+}
+
+/* ---- t_iovec arrays ---- */
+
+char *xti_iov_in(const struct t_iovec *uiov, unsigned int cnt,
+		 struct t_iovec *iov, unsigned int *len)
+{
+	size_t total = 0;
+	char *buf;
+
+	if (cnt == 0 || cnt > T_IOV_MAX) {
+		xti_err(TBADDATA);
+		return NULL;
+	}
+	if (xti_uin(iov, uiov, cnt * sizeof(iov[0])) != 0) {
+		xti_syserr(EFAULT);
+		return NULL;
+	}
+	for (unsigned int i = 0; i < cnt; i++) {
+		if (iov[i].iov_len > INT_MAX - total) {
+			xti_err(TBADDATA);
+			return NULL;
+		}
+		total += iov[i].iov_len;
+	}
+	buf = malloc(total + 1);
+	if (buf == NULL) {
+		xti_syserr(ENOMEM);
+		return NULL;
+	}
+	*len = (unsigned int)total;
+	return buf;
+}
+
+int xti_iov_gather(char *buf, const struct t_iovec *iov, unsigned int cnt)
+{
+	size_t off = 0;
+
+	for (unsigned int i = 0; i < cnt; i++) {
+		if (iov[i].iov_len > 0 &&
+		    xti_uin(buf + off, iov[i].iov_base, iov[i].iov_len) != 0)
+			return xti_syserr(EFAULT);
+		off += iov[i].iov_len;
+	}
+	return 0;
+}
+
+int xti_iov_scatter(const struct t_iovec *iov, unsigned int cnt,
+		    const char *buf, size_t n)
+{
+	size_t off = 0;
+
+	for (unsigned int i = 0; i < cnt && off < n; i++) {
+		size_t k = iov[i].iov_len;
+
+		if (k > n - off)
+			k = n - off;
+		if (k > 0 && xti_uout(iov[i].iov_base, buf + off, k) != 0)
+			return xti_syserr(EFAULT);
+		off += k;
+	}
+	return 0;
 }

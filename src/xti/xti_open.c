@@ -55,24 +55,6 @@ static int info_out(struct t_info *uinfo, const struct T_info_ack *ia)
 	return xti_uout(uinfo, &ti, sizeof(ti)) != 0 ? xti_syserr(EFAULT) : 0;
 }
 
-static int sync_fd(int fd, struct ti_sync_ack *sa)
-{
-	union {
-		struct ti_sync_req req;
-		struct ti_sync_ack ack;
-		char room[128];
-	} u;
-	int n;
-
-	u.req.tsr_flags = TSRF_INFO_REQ | TSRF_QLEN_REQ;
-	n = xti_ioctl(fd, TI_SYNC, &u, sizeof(u.req), sizeof(u), true);
-	if (n < 0)
-		return -1;
-	if (xti_dec_sync_ack(&u, n, sa) != 0)
-		return xti_proto();
-	return 0;
-}
-
 /* Set up a new endpoint's fields (it is not shared yet). */
 static void ep_setup(struct xti_ep *ep, const struct T_info_ack *ia,
 		     int state, unsigned int qlen)
@@ -128,7 +110,7 @@ int t_open(const char *name, int oflag, struct t_info *info)
 	state = T_UNBND;
 	if (ia.CURRENT_state != TS_UNBND) {
 		/* an fattach()ed stream in use: as t_sync() */
-		if (sync_fd(fd, &sa) != 0)
+		if (xti_sync_fd(fd, &sa) != 0)
 			return open_fail(fd, t_errno, errno);
 		ia = sa.tsa_info;
 		qlen = sa.tsa_qlen;
@@ -173,7 +155,7 @@ int t_sync(int fd)
 		if (isastream(fd) != 1 || ioctl(fd, I_FIND, "timod") != 1)
 			return xti_err(TBADF);
 	}
-	if (sync_fd(fd, &sa) != 0)
+	if (xti_sync_fd(fd, &sa) != 0)
 		goto fail;
 	state = xti_state_from_tpi(fd, sa.tsa_info.CURRENT_state);
 	if (state < 0) {

@@ -57,22 +57,10 @@ static struct xti_msg *take_ind(struct xti_ep *ep, t_scalar_t prim,
 		xti_err(TLOOK);
 		return NULL;
 	}
-	xti_rd_init(&r, NULL, -1);
-	r.dmax = lim > 0 && lim < XTI_IOCMAX ? lim + 1 : 4096;
-	if (xti_read(ep, &r) != 0) {
-		if (t_errno == TNODATA)
-			xti_err(notfound);	/* taken by another thread */
-		xti_rd_free(&r);
+	xti_rd_lib(&r, lim, -1);
+	m = xti_read_msg(ep, &r, notfound);
+	if (m == NULL)
 		return NULL;
-	}
-	if (r.more)
-		xti_read_rest(ep, &r);
-	m = xti_rd_to_msg(&r);
-	xti_rd_free(&r);
-	if (m == NULL) {
-		xti_syserr(ENOMEM);
-		return NULL;
-	}
 	if (m->m_prim == prim)
 		return m;
 	/* not what the head showed a moment ago (another thread read) */
@@ -143,12 +131,24 @@ out:
 	return r;
 }
 
+/* The release of event ev is done: the next state, and when the
+ * connection is over, its leftovers forgotten. */
+static void rel_done(struct xti_ep *ep, int ev)
+{
+	pthread_mutex_lock(&ep->ep_lock);
+	ep->ep_state = xti_next_state(ev, ep->ep_state) >= 0 ?
+		       xti_next_state(ev, ep->ep_state) : ep->ep_state;
+	if (ep->ep_state == T_IDLE)
+		xti_conn_reset(ep);
+	pthread_mutex_unlock(&ep->ep_lock);
+}
+
 static int sndrel(int fd, struct t_discon *discon, bool withdata)
 {
 	struct t_discon d;
 	struct T_ordrel_req or;
 	struct xti_ep *ep;
-	int r = -1, ev, flags;
+	int r = -1, flags;
 	t_scalar_t lim;
 
 	ep = xti_begin(fd, NEED_ORD, EV_SNDREL, -1);
@@ -171,12 +171,8 @@ static int sndrel(int fd, struct t_discon *discon, bool withdata)
 		xti_err(TBADDATA);
 		goto out;
 	}
-	ev = xti_look_for(ep, T_DISCONNECT);
-	if (ev != 0) {
-		if (ev > 0)
-			xti_err(TLOOK);
+	if (xti_look_stop(ep, T_DISCONNECT) != 0)
 		goto out;
-	}
 	or.PRIM_type = T_ORDREL_REQ;
 	if (xti_putmsg(fd, &or, sizeof(or), d.udata.buf,
 		       d.udata.len > 0 ? (int)d.udata.len : -1, 0) != 0) {
@@ -187,12 +183,7 @@ static int sndrel(int fd, struct t_discon *discon, bool withdata)
 		}
 		goto out;
 	}
-	pthread_mutex_lock(&ep->ep_lock);
-	ep->ep_state = xti_next_state(EV_SNDREL, ep->ep_state) >= 0 ?
-		       xti_next_state(EV_SNDREL, ep->ep_state) : ep->ep_state;
-	if (ep->ep_state == T_IDLE)
-		xti_conn_reset(ep);
-	pthread_mutex_unlock(&ep->ep_lock);
+	rel_done(ep, EV_SNDREL);
 	r = 0;
 out:
 	xti_put(ep);
@@ -234,12 +225,7 @@ static int rcvrel(int fd, struct t_discon *discon, bool withdata)
 	m = take_ind(ep, T_ORDREL_IND, TNOREL, true);
 	if (m == NULL)
 		goto out;
-	pthread_mutex_lock(&ep->ep_lock);
-	ep->ep_state = xti_next_state(EV_RCVREL, ep->ep_state) >= 0 ?
-		       xti_next_state(EV_RCVREL, ep->ep_state) : ep->ep_state;
-	if (ep->ep_state == T_IDLE)
-		xti_conn_reset(ep);
-	pthread_mutex_unlock(&ep->ep_lock);
+	rel_done(ep, EV_RCVREL);
 	r = withdata ? discon_out(discon, &d, m, 0, 0, false) : 0;
 out:
 	xti_msg_free(m);

@@ -30,7 +30,7 @@ static int sndudata(int fd, const struct t_unitdata *uud, const char *dat,
 	struct xti_ep *ep;
 	char stack[512], *ctl = stack;
 	size_t clen, ooff;
-	int r = -1, ev;
+	int r = -1;
 
 	ep = xti_begin(fd, NEED_CLTS, EV_SNDUDATA, -1);
 	if (ep == NULL)
@@ -60,12 +60,8 @@ static int sndudata(int fd, const struct t_unitdata *uud, const char *dat,
 		xti_err(TBADDATA);
 		goto out;
 	}
-	ev = xti_look_for(ep, T_UDERR);
-	if (ev != 0) {
-		if (ev > 0)
-			xti_err(TLOOK);
+	if (xti_look_stop(ep, T_UDERR) != 0)
 		goto out;
-	}
 	ooff = ALIGN4(sizeof(ur) + ud.addr.len);
 	clen = ud.opt.len ? ooff + ud.opt.len : sizeof(ur) + ud.addr.len;
 	if (clen > sizeof(stack) && (ctl = malloc(clen)) == NULL) {
@@ -110,32 +106,18 @@ int t_sndvudata(int fd, struct t_unitdata *unitdata, struct t_iovec *uiov,
 		unsigned int iovcount)
 {
 	struct t_iovec iov[T_IOV_MAX];
-	size_t total = 0;
+	unsigned int total;
 	char *buf;
 	int r;
 
-	if (iovcount == 0 || iovcount > T_IOV_MAX)
-		return xti_err(TBADDATA);
-	if (xti_uin(iov, uiov, iovcount * sizeof(iov[0])) != 0)
-		return xti_syserr(EFAULT);
-	for (unsigned int i = 0; i < iovcount; i++) {
-		if (iov[i].iov_len > INT_MAX - total)
-			return xti_err(TBADDATA);
-		total += iov[i].iov_len;
-	}
-	buf = malloc(total + 1);
+	buf = xti_iov_in(uiov, iovcount, iov, &total);
 	if (buf == NULL)
-		return xti_syserr(ENOMEM);
-	total = 0;
-	for (unsigned int i = 0; i < iovcount; i++) {
-		if (iov[i].iov_len > 0 &&
-		    xti_uin(buf + total, iov[i].iov_base, iov[i].iov_len)) {
-			free(buf);
-			return xti_syserr(EFAULT);
-		}
-		total += iov[i].iov_len;
+		return -1;
+	if (xti_iov_gather(buf, iov, iovcount) != 0) {
+		free(buf);
+		return -1;
 	}
-	r = sndudata(fd, unitdata, buf, (unsigned int)total, true);
+	r = sndudata(fd, unitdata, buf, total, true);
 	free(buf);
 	return r;
 }
@@ -268,36 +250,19 @@ int t_rcvvudata(int fd, struct t_unitdata *unitdata, struct t_iovec *uiov,
 		unsigned int iovcount, int *flags)
 {
 	struct t_iovec iov[T_IOV_MAX];
-	size_t total = 0, off = 0;
+	unsigned int total;
 	char *buf;
 	int n, r = 0;
 
-	if (iovcount == 0 || iovcount > T_IOV_MAX)
-		return xti_err(TBADDATA);
-	if (xti_uin(iov, uiov, iovcount * sizeof(iov[0])) != 0)
-		return xti_syserr(EFAULT);
-	for (unsigned int i = 0; i < iovcount; i++) {
-		if (iov[i].iov_len > INT_MAX - total)
-			return xti_err(TBADDATA);
-		total += iov[i].iov_len;
-	}
-	buf = malloc(total + 1);
+	buf = xti_iov_in(uiov, iovcount, iov, &total);
 	if (buf == NULL)
-		return xti_syserr(ENOMEM);
-	if (rcvudata(fd, unitdata, buf, (unsigned int)total, &n, flags) != 0) {
+		return -1;
+	if (rcvudata(fd, unitdata, buf, total, &n, flags) != 0) {
 		free(buf);
 		return -1;
 	}
-	for (unsigned int i = 0; i < iovcount && off < (size_t)n; i++) {
-		size_t k = iov[i].iov_len;
-		if (k > (size_t)n - off)
-			k = (size_t)n - off;
-		if (k > 0 && xti_uout(iov[i].iov_base, buf + off, k) != 0) {
-			r = xti_syserr(EFAULT);
-			break;
-		}
-		off += k;
-	}
+	if (n > 0 && xti_iov_scatter(iov, iovcount, buf, (size_t)n) != 0)
+		r = -1;
 	free(buf);
 	return r == 0 ? n : r;
 }
@@ -331,20 +296,9 @@ int t_rcvuderr(int fd, struct t_uderr *uderr)
 			goto out;
 		}
 		xti_rd_init(&r, NULL, -1);
-		if (xti_read(ep, &r) != 0) {
-			if (t_errno == TNODATA)
-				xti_err(TNOUDERR);
-			xti_rd_free(&r);
+		m = xti_read_msg(ep, &r, TNOUDERR);
+		if (m == NULL)
 			goto out;
-		}
-		if (r.more)
-			xti_read_rest(ep, &r);
-		m = xti_rd_to_msg(&r);
-		xti_rd_free(&r);
-		if (m == NULL) {
-			xti_syserr(ENOMEM);
-			goto out;
-		}
 		if (m->m_prim != T_UDERROR_IND) {
 			/* another thread took it meanwhile: what we read is
 			 * a datagram, lost as datagrams may be */
