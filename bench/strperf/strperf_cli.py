@@ -14,8 +14,11 @@ How this works
 
   Ctrl-C, SIGTERM or SIGHUP stop the run: the running strperf-point is
   interrupted (it kills and reaps its own children), and whatever was
-  measured is still written.  A point that fails stops the run the same
-  way unless --keep-going is given.
+  measured is still written.  A point that fails is recorded as an error
+  and the rest of its row (test, implementation, buffer size) is recorded
+  as "skipped: not run", while the other rows go on; --keep-going runs
+  the row anyway, --stop-on-error stops the whole run.  The exit status
+  is then 1.
 """
 
 import argparse
@@ -35,11 +38,12 @@ import strperf_report as rp
 
 ALL_TESTS = ["UDP_STREAM", "TCP_STREAM", "UDP_RR", "TCP_RR", "PIPE_STREAM"]
 SWEEP_TESTS = ["UDP_STREAM", "TCP_STREAM"]
-QUICK = {"start": 1, "end": 16384, "mult": 4.0, "testtime": 3.0,
+QUICK = {"start": 1, "end": 16384, "mult": 4.0, "testtime": 1.5,
          "bufsizes": [131071]}
 PAPER = {"start": 1, "end": 16384, "mult": 2.0, "testtime": 10.0,
          "bufsizes": [131071]}
-POINT_OVERHEAD_S = 0.3		# set-up and drain of one point, for the ETA
+POINT_OVERHEAD_S = 0.35		# set-up and drain of one point, for the ETA
+EXEC_TRIES = 3			# attempts to start strperf-point (not a point)
 
 DESCRIPTION = """\
 Run the STREAMS-vs-sockets experiments of the OpenSS7 papers on this machine
@@ -47,11 +51,13 @@ Run the STREAMS-vs-sockets experiments of the OpenSS7 papers on this machine
 charts/ (PNG and SVG), report.md, report.html (self-contained), summary.md.
 
 The default is a quick run: message sizes 1..16384 by a factor of 4 (8 sizes),
-3 s per point, buffers 131071, every implementation of every test; that is 80
-points and about 5 minutes on a 2-core machine.  --paper uses exactly the
-papers' settings (sizes 1..16384 by 2, 10 s per point, buffers 131071: about
-26 minutes).  --sweep-mtu steps sizes finely around MTU boundaries (default
-tests UDP_STREAM,TCP_STREAM; about 15 minutes at 3 s per point)."""
+1.5 s per point, buffers 131071, every implementation of every test: 152
+points (4 network tests x 4 implementations + PIPE_STREAM x 3, x 8 sizes),
+about 5 minutes on a 2-core machine (rows whose provider is missing are
+skipped in a moment).  --paper uses exactly the papers' settings (sizes
+1..16384 by 2, 10 s per point, buffers 131071: 285 points, about 50 minutes).
+--sweep-mtu steps sizes finely around MTU boundaries (default
+tests UDP_STREAM,TCP_STREAM: 448 points, about 14 minutes at 1.5 s each)."""
 
 EPILOG = """\
 examples:
@@ -111,7 +117,7 @@ def build_parser():
     ap.add_argument("--mult", type=float, default=None,
                     help="factor between sizes (default 4; papers 2)")
     ap.add_argument("--testtime", type=float, default=None,
-                    help="seconds per point (default 3; papers 10)")
+                    help="seconds per point (default 1.5; papers 10)")
     ap.add_argument("--bufsizes", type=_bufsizes, default=None,
                     help="comma list of socket/pipe buffer sizes, 0 for the "
                     "system default (default 131071)")
@@ -132,8 +138,12 @@ def build_parser():
                     help="strperf-point to run (default: $STRPERF_POINT, "
                     "next to this script, the build folder, or $PATH)")
     ap.add_argument("--keep-going", action="store_true",
-                    help="record a failing point and go on (default: stop "
-                    "and write what was measured)")
+                    help="after a failing point, still run every other "
+                    "point of its row (default: the rest of that row is "
+                    "recorded as not run; the other rows go on)")
+    ap.add_argument("--stop-on-error", action="store_true",
+                    help="stop the whole run at the first failing point "
+                    "and write what was measured")
     ap.add_argument("--no-charts", action="store_true",
                     help="write data and report without charts (no "
                     "matplotlib needed)")
@@ -185,6 +195,8 @@ def parse_args(argv):
         a.sizes = st.size_range(a.start, a.end, a.mult)
     if a.tests is None:
         a.tests = list(SWEEP_TESTS if a.sweep_mtu else ALL_TESTS)
+    if a.keep_going and a.stop_on_error:
+        ap.error("--keep-going and --stop-on-error contradict each other")
     if len(set(a.tests)) != len(a.tests):
         ap.error("--tests names a test twice")
     if a.impls is not None and len(set(a.impls)) != len(a.impls):
@@ -290,8 +302,26 @@ def run_point(binary, pt, args):
     cmd = point_command(binary, pt, args)
     load1 = os.getloadavg()[0]
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = None
+    # strperf-point not runnable at this instant (being relinked by a
+    # build, say: EACCES, ETXTBSY): the point has not started, so trying
+    # to start it again is not a retry of a measurement
+    for attempt in range(EXEC_TRIES):
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+            break
+        except OSError as e:
+            why = e
+            if attempt + 1 < EXEC_TRIES:
+                time.sleep(1.0)
+    if proc is None:
+        return {"test": pt["test"], "impl": pt["impl"],
+                "msg_size": pt["msg_size"], "bufsize": pt["bufsize"],
+                "rep": pt["rep"], "status": "error",
+                "note": "cannot run %s: %s" % (binary, why.strerror or why),
+                "wall_s": round(time.monotonic() - t0, 3),
+                "load1": round(load1, 2)}
     try:
         out, err = proc.communicate(timeout=args.testtime + 60)
     except subprocess.TimeoutExpired:
@@ -330,6 +360,43 @@ def run_point(binary, pt, args):
     rec["load1"] = round(load1, 2)	# 1-minute load average before it
     rec.setdefault("bufsize", pt["bufsize"])
     return rec
+
+
+def not_run_record(pt, failed):
+    """A point not run because an earlier point of its row failed."""
+    return {"test": pt["test"], "impl": pt["impl"],
+            "msg_size": pt["msg_size"], "bufsize": pt["bufsize"],
+            "rep": pt["rep"], "status": "skipped", "wall_s": 0.0,
+            "note": "not run: this row failed at %s B (%s)" %
+                    (failed.get("msg_size"), failed.get("note", ""))}
+
+
+class Eta:
+    """Time left: each remaining point costs what points of its kind cost
+    so far -- a row seen skipped (no provider, no CAP_SYS_NICE) about
+    nothing, any other the mean wall time of the measured points, or the
+    test time plus POINT_OVERHEAD_S before any was measured."""
+
+    def __init__(self, testtime):
+        self.testtime = testtime
+        self.skipped = set()
+        self.walls, self.skip_walls = [], []
+
+    def add(self, pt, rec):
+        w = float(rec.get("wall_s") or 0.0)
+        if rec.get("status") == "skipped":
+            self.skipped.add((pt["test"], pt["impl"], pt["bufsize"]))
+            self.skip_walls.append(w)
+        else:
+            self.walls.append(w)
+
+    def left(self, plan, n):
+        run = (sum(self.walls) / len(self.walls) if self.walls else
+               self.testtime + POINT_OVERHEAD_S)
+        skip = (sum(self.skip_walls) / len(self.skip_walls)
+                if self.skip_walls else 0.05)
+        return sum(skip if (p["test"], p["impl"], p["bufsize"]) in
+                   self.skipped else run for p in plan[n:])
 
 
 def fmt_dur(s):
@@ -414,33 +481,48 @@ def main(argv=None, launcher_dir=None, argv0="strperf"):
            for s in (signal.SIGTERM, signal.SIGHUP)}
     points, status, t_start = [], 0, time.monotonic()
     total = len(plan)
-    est = (args.testtime + POINT_OVERHEAD_S) * total
+    eta = Eta(args.testtime)
     print("strperf: %d points, %g s each, about %s (strperf-point: %s)" %
-          (total, args.testtime, fmt_dur(est), binary), file=sys.stderr)
+          (total, args.testtime, fmt_dur(eta.left(plan, 0)), binary),
+          file=sys.stderr)
+    failed_rows = {}	# (test, impl, bufsize) -> the failed point
     try:
         for n, pt in enumerate(plan, 1):
             sys.stderr.write("[%*d/%d] %-11s %-12s %6d B  " %
                              (len(str(total)), n, total, pt["test"],
                               pt["impl"], pt["msg_size"]))
             sys.stderr.flush()
-            rec = run_point(binary, pt, args)
+            row = (pt["test"], pt["impl"], pt["bufsize"])
+            if row in failed_rows:
+                rec = not_run_record(pt, failed_rows[row])
+            else:
+                rec = run_point(binary, pt, args)
             points.append(rec)
+            eta.add(pt, rec)
             done = time.monotonic() - t_start
-            left = done / n * (total - n)
             if rec.get("status") == "ok":
                 res = "tx %12s rx %12s /s" % (rp.fmt_int(rec["tx_per_s"]),
                                               rp.fmt_int(rec["rx_per_s"]))
             else:
                 res = "%s: %s" % (rec.get("status"), rec.get("note", ""))
-            sys.stderr.write("%s  (left %s)\n" % (res, fmt_dur(left)))
+            sys.stderr.write("%s  (%s done, %s left)\n" %
+                             (res, fmt_dur(done),
+                              fmt_dur(eta.left(plan, n))))
             if rec.get("status") == "error":
                 status = 1
-                if not args.keep_going:
+                if args.stop_on_error:
                     print("strperf: error: %s %s %d B failed: %s; stopping "
-                          "(--keep-going goes on)" %
+                          "(without --stop-on-error only this row stops)" %
                           (pt["test"], pt["impl"], pt["msg_size"],
                            rec.get("note")), file=sys.stderr)
                     break
+                if not args.keep_going:
+                    failed_rows[row] = rec
+                    print("strperf: error: %s %s %d B failed: %s; the "
+                          "rest of this row is not run (--keep-going runs "
+                          "it, --stop-on-error stops everything)" %
+                          (pt["test"], pt["impl"], pt["msg_size"],
+                           rec.get("note")), file=sys.stderr)
     except (KeyboardInterrupt, Interrupted):
         sys.stderr.write("\n")
         print("strperf: interrupted after %d of %d points" %

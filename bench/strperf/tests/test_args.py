@@ -45,7 +45,7 @@ class TestDefaults(unittest.TestCase):
         a = parse()
         self.assertEqual(a.tests, cli.ALL_TESTS)
         self.assertEqual(a.sizes, [1, 4, 16, 64, 256, 1024, 4096, 16384])
-        self.assertEqual(a.testtime, 3.0)
+        self.assertEqual(a.testtime, 1.5)
         self.assertEqual(a.bufsizes, [131071])
         self.assertEqual(a.repeat, 1)
         self.assertEqual(a.out, "report")
@@ -93,7 +93,8 @@ class TestBadInput(unittest.TestCase):
                      ["--paper", "--sweep-mtu"],
                      ["--sweep-mtu", "--mult", "2"],
                      ["--sweep-mtu", "--start", "100", "--end", "200"],
-                     ["--end", "999999999"], ["--bogus"]):
+                     ["--end", "999999999"], ["--bogus"],
+                     ["--keep-going", "--stop-on-error"]):
             code, msg = parse_fails(*argv)
             self.assertEqual(code, 2, argv)
             self.assertIn("error", msg, argv)
@@ -101,6 +102,30 @@ class TestBadInput(unittest.TestCase):
     def test_missing_binary(self):
         with self.assertRaises(cli.UsageError):
             cli.find_point_binary("/nonexistent/strperf-point")
+
+
+class TestEta(unittest.TestCase):
+    def test_skipped_rows_cost_nothing(self):
+        plan = [{"test": "UDP_STREAM", "impl": i, "msg_size": s,
+                 "bufsize": 131071, "rep": 1}
+                for s in (1, 4) for i in ("sockets", "xtios")]
+        eta = cli.Eta(2.0)
+        self.assertAlmostEqual(eta.left(plan, 0),
+                               4 * (2.0 + cli.POINT_OVERHEAD_S))
+        eta.add(plan[0], {"status": "ok", "wall_s": 2.5})
+        eta.add(plan[1], {"status": "skipped", "wall_s": 0.01})
+        # one sockets point at 2.5 s, one xtios point at 0.01 s
+        self.assertAlmostEqual(eta.left(plan, 2), 2.51)
+        self.assertEqual(eta.left(plan, 4), 0)
+
+    def test_not_run_record(self):
+        r = cli.not_run_record({"test": "TCP_RR", "impl": "tpi",
+                                "msg_size": 64, "bufsize": 0, "rep": 2},
+                               {"msg_size": 1, "note": "t_bind: boom"})
+        self.assertEqual(r["status"], "skipped")
+        self.assertEqual(r["note"], "not run: this row failed at 1 B "
+                         "(t_bind: boom)")
+        self.assertNotIn("rx_per_s", r)
 
 
 class TestPlan(unittest.TestCase):

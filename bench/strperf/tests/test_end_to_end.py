@@ -147,7 +147,7 @@ class TestStopping(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(out, "report.html")))
         self.assertEqual(_common.wait_gone([BIN, "0.4123"]), [])
 
-    def test_failing_point_stops_the_run(self):
+    def test_failing_point_stops_its_row(self):
         # a strperf-point whose sender always dies
         fake = os.path.join(self.dir, "failing-point")
         with open(fake, "w") as f:
@@ -158,21 +158,69 @@ class TestStopping(unittest.TestCase):
                "--out", out, "--tests", "PIPE_STREAM", "--start", "1",
                "--end", "16", "--mult", "4", "--testtime", "0.2",
                "--no-charts"]
+
+        def rows():
+            with open(os.path.join(out, "results.csv"), newline="") as f:
+                return list(csv.DictReader(f))
+
+        # default: each row fails once, the rest of it is not run
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 1, p.stderr)
-        self.assertIn("failed", p.stderr)
-        self.assertIn("--keep-going", p.stderr)
-        with open(os.path.join(out, "results.csv"), newline="") as f:
-            rows = list(csv.DictReader(f))
-        self.assertEqual(len(rows), 1)
-        self.assertEqual(rows[0]["status"], "error")
-        self.assertIn("died", rows[0]["note"])
+        self.assertIn("the rest of this row is not run", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+        r = rows()
+        self.assertEqual(len(r), 9)     # sizes 1, 4, 16 x 3 impls
+        bad = [x for x in r if x["status"] == "error"]
+        self.assertEqual(sorted((x["impl"], x["msg_size"]) for x in bad),
+                         [("pipe", "1"), ("socketpair", "1"),
+                          ("streams", "1")])
+        for x in bad:
+            self.assertIn("died", x["note"])
+        for x in r:
+            if x["status"] != "error":
+                self.assertEqual(x["status"], "skipped")
+                self.assertIn("not run: this row failed at 1 B", x["note"])
+            self.assertEqual((x["tx_per_s"], x["rx_per_s"]), ("", ""))
+        with open(os.path.join(out, "report.md")) as f:
+            md = f.read()
+        self.assertIn("streams was not measured at any size", md)
+        # --stop-on-error: the first failure ends the run
+        p = subprocess.run(cmd + ["--stop-on-error"], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("stopping", p.stderr)
+        self.assertEqual(len(rows()), 1)
+        self.assertEqual(rows()[0]["status"], "error")
+        # --keep-going: every point is run, and fails
         p = subprocess.run(cmd + ["--keep-going"], capture_output=True,
                            text=True, timeout=60)
         self.assertEqual(p.returncode, 1)
-        # sizes 1, 4, 16 for each of pipe, socketpair, streams
-        with open(os.path.join(out, "results.csv"), newline="") as f:
-            self.assertEqual(len(list(csv.DictReader(f))), 9)
+        self.assertEqual([x["status"] for x in rows()], ["error"] * 9)
+        self.assertEqual(_common.wait_gone([BIN, "die-tx"]), [])
+
+    def test_unrunnable_point_binary(self):
+        # strperf-point there but not executable at run time (a build
+        # relinking it, say): a clean error per point, no traceback
+        fake = os.path.join(self.dir, "vanishing-point")
+        with open(fake, "w") as f:
+            f.write("#!/bin/sh\nif [ \"$1\" = --list ]; then exec '%s' "
+                    "--list; fi\nexit 9\n" % BIN)
+        os.chmod(fake, stat.S_IRWXU)
+        cmd = [sys.executable, _common.LAUNCHER, "--point-binary", fake,
+               "--out", os.path.join(self.dir, "r"), "--tests",
+               "PIPE_STREAM", "--impls", "pipe", "--start", "1", "--end",
+               "1", "--testtime", "0.1", "--no-charts"]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("exit 9", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+        import strperf_cli as cli
+        a = cli.parse_args(["--testtime", "0.1"])
+        rec = cli.run_point(os.path.join(self.dir, "no-such-binary"),
+                            {"test": "PIPE_STREAM", "impl": "pipe",
+                             "msg_size": 1, "bufsize": 0, "rep": 1}, a)
+        self.assertEqual(rec["status"], "error")
+        self.assertIn("cannot run", rec["note"])
 
     def test_without_matplotlib(self):
         # a matplotlib that cannot be imported, found first on the path
