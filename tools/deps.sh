@@ -23,8 +23,9 @@ if [ "$what" = test ]; then
 	have llvm-symbolizer || need_apt+=(llvm)
 fi
 if [ "$what" = bench ]; then
+	# strperf: python3 (3.8+), setpriv for the sockets-nice test
 	have python3 || need_apt+=(python3)
-	have iperf3 >/dev/null 2>&1 || true
+	have setpriv || need_apt+=(util-linux)
 fi
 
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -37,10 +38,30 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 if [ "$what" = bench ]; then
+	# matplotlib for strperf's charts, into the python3 that runs strperf:
+	# pip when that python has it (a virtualenv or pyenv python, or
+	# Debian's with --break-system-packages), else Debian's package
 	if ! python3 -c 'import matplotlib' >/dev/null 2>&1; then
 		echo "deps: installing matplotlib" >&2
-		python3 -m pip install -q matplotlib >/dev/null 2>&1 ||
-			python3 -m pip install -q --break-system-packages matplotlib >/dev/null
+		if python3 -m pip --version >/dev/null 2>&1; then
+			python3 -m pip install -q matplotlib >/dev/null 2>&1 ||
+				python3 -m pip install -q --break-system-packages \
+					matplotlib >/dev/null 2>&1 || true
+		fi
+		if ! python3 -c 'import matplotlib' >/dev/null 2>&1; then
+			sudo=""
+			[ "$(id -u)" -eq 0 ] || sudo="sudo"
+			export DEBIAN_FRONTEND=noninteractive
+			$sudo apt-get update -qq >/dev/null
+			$sudo apt-get install -y -qq python3-matplotlib >/dev/null ||
+				true
+		fi
+		if ! python3 -c 'import matplotlib' >/dev/null 2>&1; then
+			echo "deps: matplotlib could not be installed for $(command -v python3);" \
+				"install it (python3 -m pip install matplotlib) or run" \
+				"bench/strperf/strperf --no-charts" >&2
+			exit 1
+		fi
 	fi
 fi
 exit 0

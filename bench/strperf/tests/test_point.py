@@ -153,6 +153,33 @@ class TestPoints(unittest.TestCase):
             self.assertEqual((j["nice_tx"], j["nice_rx"]), (-20, 19))
 
 
+class TestNiceRefused(unittest.TestCase):
+    """sockets-nice where lowering the nice value is not allowed: every
+    point "skipped" with the reason, no number (setpriv drops
+    CAP_SYS_NICE; an unprivileged user has none to drop)."""
+
+    def test_skipped_with_note(self):
+        import shutil
+        setpriv = shutil.which("setpriv")
+        if not setpriv:
+            self.skipTest("setpriv (util-linux) not installed")
+        p = subprocess.run([setpriv, "--inh-caps=-sys_nice",
+                            "--bounding-set=-sys_nice", BIN, "--test",
+                            "TCP_RR", "--impl", "sockets-nice", "--size",
+                            "64", "--time", "0.2"],
+                           capture_output=True, text=True, timeout=60)
+        if "setpriv:" in p.stderr:
+            self.skipTest("setpriv cannot drop capabilities here: %s" %
+                          p.stderr.strip())
+        self.assertEqual(p.returncode, 0, p.stderr)
+        j = json.loads(p.stdout)
+        self.assertEqual(j["status"], "skipped")
+        self.assertIn("setpriority(-20) refused", j["note"])
+        self.assertIn("CAP_SYS_NICE", j["note"])
+        for f in ("tx_per_s", "rx_per_s", "tx_msgs", "rx_msgs"):
+            self.assertIsNone(j[f])
+
+
 class TestXTI(unittest.TestCase):
     """xtios (/dev/inet/*) and tpi (/dev/udp, /dev/tcp): a point measures,
     or, while the provider is not there, is "skipped" with the reason and
