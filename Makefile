@@ -1,5 +1,6 @@
 # Thin wrapper around meson.  The two commands the README names:
 #   make bench   build, then run the benchmark report (the main job)
+#                (bench-strperf, bench-paper, bench-sweep: strperf alone)
 #   make test    build, then run every test: normal, ASan+UBSan, TSan,
 #                and each libFuzzer target briefly (20 s)
 #   make fuzz    the libFuzzer targets, FUZZ_SECONDS (60) each
@@ -11,7 +12,8 @@ FUZZ_SECONDS ?= 60
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: all build check test test-asan test-tsan fuzz bench install clean deps
+.PHONY: all build check test test-asan test-tsan fuzz bench bench-strperf \
+	bench-paper bench-sweep install clean deps
 
 all: build
 
@@ -70,14 +72,33 @@ test: build/build.ninja build-asan/build.ninja build-tsan/build.ninja build-fuzz
 		tools/runtests.sh build build-asan build-tsan
 	tools/runfuzz.sh build-fuzz 20
 
-# the main job: the benchmark report in ./report (about 6 minutes)
+# the main job: the benchmark report in ./report (about 6 minutes);
+# STRPERF_OPTS adds strperf options (e.g. STRPERF_OPTS="--repeat 3")
+STRPERF_OPTS ?=
 bench: build
 	@tools/deps.sh bench
 	mkdir -p report
 	./build/bench/bench_exec --csv report/exec.csv | tee report/exec.txt
 	./build/bench/bench_pipe --placement split --csv report/pipe-split.csv | tee report/pipe-split.txt
 	./build/bench/bench_pipe --placement same --csv report/pipe-same.csv | tee report/pipe-same.txt
-	bench/strperf/strperf --out report
+	bench/strperf/strperf --out report $(STRPERF_OPTS)
+
+# strperf alone: the quick run (about 5 minutes) into ./report
+bench-strperf: build
+	@tools/deps.sh bench
+	bench/strperf/strperf --out report $(STRPERF_OPTS)
+
+# the papers' settings exactly (sizes 1..16384 by 2, 10 s per point,
+# buffers 131071; about 50 minutes) into ./report-paper
+bench-paper: build
+	@tools/deps.sh bench
+	bench/strperf/strperf --paper --out report-paper $(STRPERF_OPTS)
+
+# message sizes stepped finely around the MTU boundaries, UDP_STREAM and
+# TCP_STREAM (about 14 minutes) into ./report-sweep
+bench-sweep: build
+	@tools/deps.sh bench
+	bench/strperf/strperf --sweep-mtu --out report-sweep $(STRPERF_OPTS)
 
 install:
 	@tools/deps.sh build
