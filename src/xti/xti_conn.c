@@ -113,22 +113,6 @@ static int call_put(struct t_call *uc, const struct t_call *c,
 	return 0;
 }
 
-/* Keep r's message for later (it is an event): TLOOK. */
-static int hold(struct xti_ep *ep, struct xti_rd *r)
-{
-	struct xti_msg *m;
-
-	if (r->more && xti_read_rest(ep, r) != 0)
-		return -1;
-	m = xti_rd_to_msg(r);
-	if (m == NULL)
-		return xti_syserr(ENOMEM);
-	pthread_mutex_lock(&ep->ep_lock);
-	xti_held_push(ep, m);
-	pthread_mutex_unlock(&ep->ep_lock);
-	return xti_err(TLOOK);
-}
-
 /* Is the first held message not prim?  Then it needs attention first. */
 static bool held_other(struct xti_ep *ep, t_scalar_t prim,
 		       struct xti_msg **mine)
@@ -188,7 +172,7 @@ static int conn_con(struct xti_ep *ep, struct t_call *ucall,
 	if (r.prim != T_CONN_CON) {
 		int ev = xti_dec_event(r.cbuf, r.clen, false);
 		if (ev == T_DISCONNECT || ev == T_LISTEN)
-			rv = hold(ep, &r);
+			rv = xti_hold(ep, &r);
 		else
 			xti_proto();
 		goto out;
@@ -386,7 +370,7 @@ int t_listen(int fd, struct t_call *call)
 			rv = conn_ind(ep, call, &c, r.cbuf, r.clen, r.dbuf,
 				      r.dlen > 0 ? r.dlen : 0);
 	} else if (r.prim == T_DISCON_IND) {
-		rv = hold(ep, &r);
+		rv = xti_hold(ep, &r);
 	} else {
 		xti_proto();
 	}

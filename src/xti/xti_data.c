@@ -280,18 +280,7 @@ static int rcv_common(int fd, char *buf, unsigned int nbytes, int *flagsp)
 		ep->ep_cont[d.exp] = r.more ? (d.more ? 1 : 0) : -1;
 		pthread_mutex_unlock(&ep->ep_lock);
 	} else if (r.prim == T_DISCON_IND || r.prim == T_ORDREL_IND) {
-		struct xti_msg *hm;
-		if (r.more && xti_read_rest(ep, &r) != 0)
-			goto out;
-		hm = xti_rd_to_msg(&r);
-		if (hm == NULL) {
-			xti_syserr(ENOMEM);
-			goto out;
-		}
-		pthread_mutex_lock(&ep->ep_lock);
-		xti_held_push(ep, hm);
-		pthread_mutex_unlock(&ep->ep_lock);
-		xti_err(TLOOK);
+		xti_hold(ep, &r);
 		goto out;
 	} else {
 		if (r.more)

@@ -280,6 +280,9 @@ int xti_read(struct xti_ep *ep, struct xti_rd *r);
 int xti_read_rest(struct xti_ep *ep, struct xti_rd *r);
 /* Make a held message of r (its data must be all read). */
 struct xti_msg *xti_rd_to_msg(struct xti_rd *r);
+/* Keep r's message (an event the call does not take) on the held list:
+ * -1 with t_errno TLOOK (or the error reading the rest met). */
+int xti_hold(struct xti_ep *ep, struct xti_rd *r);
 /* Read one whole message with r (set up by the caller, freed here) and
  * make it a held message, not held yet.  NULL with t_errno; TNODATA
  * (another thread took what t_look showed) becomes notfound. */

@@ -498,6 +498,21 @@ struct xti_msg *xti_rd_to_msg(struct xti_rd *r)
 	return m;
 }
 
+int xti_hold(struct xti_ep *ep, struct xti_rd *r)
+{
+	struct xti_msg *m;
+
+	if (r->more && xti_read_rest(ep, r) != 0)
+		return -1;
+	m = xti_rd_to_msg(r);
+	if (m == NULL)
+		return xti_syserr(ENOMEM);
+	pthread_mutex_lock(&ep->ep_lock);
+	xti_held_push(ep, m);
+	pthread_mutex_unlock(&ep->ep_lock);
+	return xti_err(TLOOK);
+}
+
 struct xti_msg *xti_read_msg(struct xti_ep *ep, struct xti_rd *r,
 			     int notfound)
 {

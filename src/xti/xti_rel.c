@@ -143,30 +143,40 @@ static void rel_done(struct xti_ep *ep, int ev)
 	pthread_mutex_unlock(&ep->ep_lock);
 }
 
+/* The arguments of a release call: TNOTSUPPORT for release data when
+ * the provider has no ORDRELDATA, the application's discon (if any)
+ * copied into d, else d zeroed; *lim gets DDATA_size.  0 or -1 with
+ * t_errno. */
+static int rel_args(struct xti_ep *ep, const struct t_discon *discon,
+		    bool withdata, struct t_discon *d, t_scalar_t *lim)
+{
+	int flags;
+
+	pthread_mutex_lock(&ep->ep_lock);
+	flags = ep->ep_info.PROVIDER_flag;
+	*lim = ep->ep_info.DDATA_size;
+	pthread_mutex_unlock(&ep->ep_lock);
+	memset(d, 0, sizeof(*d));
+	if (withdata && !(flags & ORDRELDATA))
+		return xti_err(TNOTSUPPORT);
+	if (discon != NULL && xti_uin(d, discon, sizeof(*d)) != 0)
+		return xti_syserr(EFAULT);
+	return 0;
+}
+
 static int sndrel(int fd, struct t_discon *discon, bool withdata)
 {
 	struct t_discon d;
 	struct T_ordrel_req or;
 	struct xti_ep *ep;
-	int r = -1, flags;
+	int r = -1;
 	t_scalar_t lim;
 
 	ep = xti_begin(fd, NEED_ORD, EV_SNDREL, -1);
 	if (ep == NULL)
 		return -1;
-	pthread_mutex_lock(&ep->ep_lock);
-	flags = ep->ep_info.PROVIDER_flag;
-	lim = ep->ep_info.DDATA_size;
-	pthread_mutex_unlock(&ep->ep_lock);
-	memset(&d, 0, sizeof(d));
-	if (withdata && !(flags & ORDRELDATA)) {
-		xti_err(TNOTSUPPORT);
+	if (rel_args(ep, discon, withdata, &d, &lim) != 0)
 		goto out;
-	}
-	if (discon != NULL && xti_uin(&d, discon, sizeof(d)) != 0) {
-		xti_syserr(EFAULT);
-		goto out;
-	}
 	if (!xti_size_ok(lim, d.udata.len)) {
 		xti_err(TBADDATA);
 		goto out;
@@ -205,23 +215,14 @@ static int rcvrel(int fd, struct t_discon *discon, bool withdata)
 	struct t_discon d;
 	struct xti_msg *m = NULL;
 	struct xti_ep *ep;
-	int r = -1, flags;
+	t_scalar_t lim;
+	int r = -1;
 
 	ep = xti_begin(fd, NEED_ORD, EV_RCVREL, -1);
 	if (ep == NULL)
 		return -1;
-	pthread_mutex_lock(&ep->ep_lock);
-	flags = ep->ep_info.PROVIDER_flag;
-	pthread_mutex_unlock(&ep->ep_lock);
-	memset(&d, 0, sizeof(d));
-	if (withdata && !(flags & ORDRELDATA)) {
-		xti_err(TNOTSUPPORT);
+	if (rel_args(ep, discon, withdata, &d, &lim) != 0)
 		goto out;
-	}
-	if (discon != NULL && xti_uin(&d, discon, sizeof(d)) != 0) {
-		xti_syserr(EFAULT);
-		goto out;
-	}
 	m = take_ind(ep, T_ORDREL_IND, TNOREL, true);
 	if (m == NULL)
 		goto out;

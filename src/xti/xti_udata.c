@@ -173,18 +173,7 @@ static int rcvudata(int fd, struct t_unitdata *uud, char *dbuf,
 	cont = (ep->ep_flags & EPF_UCONT) != 0;
 	pthread_mutex_unlock(&ep->ep_lock);
 	if (r.prim == T_UDERROR_IND) {
-		struct xti_msg *m;
-		if (r.more && xti_read_rest(ep, &r) != 0)
-			goto out;
-		m = xti_rd_to_msg(&r);
-		if (m == NULL) {
-			xti_syserr(ENOMEM);
-			goto out;
-		}
-		pthread_mutex_lock(&ep->ep_lock);
-		xti_held_push(ep, m);
-		pthread_mutex_unlock(&ep->ep_lock);
-		xti_err(TLOOK);
+		xti_hold(ep, &r);
 		goto out;
 	}
 	if (r.prim == T_UNITDATA_IND) {
