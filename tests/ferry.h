@@ -84,6 +84,45 @@
 
 #define CHECK_STATE(fd, st) CHECK_RET(t_getstate(fd), st)
 
+/* ---- endpoints of real providers (the test_xti_loop_* programs) ---- */
+
+/* t_bind fd to name (NULL: any address) asking qlen: the qlen granted,
+ * or -1 with t_errno.  The bound address into got (64 bytes) and its
+ * length into *gotlen when given. */
+static inline int xt_bind(int fd, const char *name, unsigned qlen,
+			  char *got, unsigned *gotlen)
+{
+	struct t_bind req, ret;
+	char buf[64];
+
+	memset(&req, 0, sizeof(req));
+	if (name != NULL) {
+		req.addr.buf = (char *)name;
+		req.addr.len = (unsigned)strlen(name);
+	}
+	req.qlen = qlen;
+	memset(&ret, 0, sizeof(ret));
+	ret.addr.buf = got != NULL ? got : buf;
+	ret.addr.maxlen = 64;
+	ret.qlen = 12345;		/* t_bind must set it */
+	if (t_bind(fd, &req, &ret) != 0)
+		return -1;
+	if (gotlen != NULL)
+		*gotlen = ret.addr.len;
+	return (int)ret.qlen;
+}
+
+/* The first event at fd (t_look), waiting up to 3 s for one. */
+static inline int xt_look_wait(int fd)
+{
+	long end = now_ms() + 3000;
+	int ev;
+
+	while ((ev = t_look(fd)) == 0 && now_ms() < end)
+		pause_ms(1);
+	return ev;
+}
+
 /* ---- messages ---- */
 
 #define FM_CTL	512
@@ -159,6 +198,50 @@ static inline struct fmsg *fm_data(struct fmsg *m, const void *p, int n)
 #define FM_REG(m, type, lf, of, p, n) \
 	fm_region(m, offsetof(struct type, lf), offsetof(struct type, of), p, n)
 
+/* Primitives of the same layout share a builder.  Data: { PRIM_type,
+ * MORE_flag } in band (1 for expedited data). */
+_Static_assert(sizeof(struct T_exdata_req) == sizeof(struct T_data_req) &&
+	       sizeof(struct T_data_ind) == sizeof(struct T_data_req) &&
+	       sizeof(struct T_exdata_ind) == sizeof(struct T_data_req),
+	       "data primitives are { PRIM_type, MORE_flag }");
+
+static inline struct fmsg *fm_more(struct fmsg *m, int prim, int more,
+				   int band)
+{
+	FM_STRUCT(m, T_data_req, 0, prim, more);
+	m->band = band;
+	return m;
+}
+
+/* { PRIM_type, address length and offset, OPT_length, OPT_offset }:
+ * T_CONN_REQ (DEST), T_CONN_CON (RES), T_UNITDATA_REQ (DEST),
+ * T_UNITDATA_IND (SRC). */
+#define FM_SAME_AO(type, al, ao)					\
+	_Static_assert(sizeof(struct type) ==				\
+		       sizeof(struct T_unitdata_req) &&			\
+		       offsetof(struct type, al) ==			\
+		       offsetof(struct T_unitdata_req, DEST_length) &&	\
+		       offsetof(struct type, ao) ==			\
+		       offsetof(struct T_unitdata_req, DEST_offset) &&	\
+		       offsetof(struct type, OPT_length) ==		\
+		       offsetof(struct T_unitdata_req, OPT_length) &&	\
+		       offsetof(struct type, OPT_offset) ==		\
+		       offsetof(struct T_unitdata_req, OPT_offset),	\
+		       #type " is laid out as T_unitdata_req")
+FM_SAME_AO(T_conn_req, DEST_length, DEST_offset);
+FM_SAME_AO(T_conn_con, RES_length, RES_offset);
+FM_SAME_AO(T_unitdata_ind, SRC_length, SRC_offset);
+
+static inline struct fmsg *fm_addr_opt(struct fmsg *m, int prim,
+				       const void *a, int al, const void *o,
+				       int ol)
+{
+	FM_STRUCT(m, T_unitdata_req, 0, prim, 0, 0, 0, 0);
+	FM_REG(m, T_unitdata_req, DEST_length, DEST_offset, a, al);
+	FM_REG(m, T_unitdata_req, OPT_length, OPT_offset, o, ol);
+	return m;
+}
+
 /* requests (as libxti builds them) */
 static inline struct fmsg *fm_info_req(struct fmsg *m)
 {
@@ -203,10 +286,7 @@ static inline struct fmsg *fm_cap_req(struct fmsg *m, unsigned bits)
 static inline struct fmsg *fm_conn_req(struct fmsg *m, const void *a, int al,
 				       const void *o, int ol)
 {
-	FM_STRUCT(m, T_conn_req, 0, T_CONN_REQ, 0, 0, 0, 0);
-	FM_REG(m, T_conn_req, DEST_length, DEST_offset, a, al);
-	FM_REG(m, T_conn_req, OPT_length, OPT_offset, o, ol);
-	return m;
+	return fm_addr_opt(m, T_CONN_REQ, a, al, o, ol);
 }
 
 static inline struct fmsg *fm_conn_res(struct fmsg *m, unsigned id,
@@ -225,15 +305,12 @@ static inline struct fmsg *fm_discon_req(struct fmsg *m, int seq)
 
 static inline struct fmsg *fm_data_req(struct fmsg *m, int more)
 {
-	FM_STRUCT(m, T_data_req, 0, T_DATA_REQ, more);
-	return m;
+	return fm_more(m, T_DATA_REQ, more, 0);
 }
 
 static inline struct fmsg *fm_exdata_req(struct fmsg *m, int more)
 {
-	FM_STRUCT(m, T_exdata_req, 0, T_EXDATA_REQ, more);
-	m->band = 1;
-	return m;
+	return fm_more(m, T_EXDATA_REQ, more, 1);
 }
 
 static inline struct fmsg *fm_ordrel_req(struct fmsg *m)
@@ -245,10 +322,7 @@ static inline struct fmsg *fm_ordrel_req(struct fmsg *m)
 static inline struct fmsg *fm_unitdata_req(struct fmsg *m, const void *a,
 					   int al, const void *o, int ol)
 {
-	FM_STRUCT(m, T_unitdata_req, 0, T_UNITDATA_REQ, 0, 0, 0, 0);
-	FM_REG(m, T_unitdata_req, DEST_length, DEST_offset, a, al);
-	FM_REG(m, T_unitdata_req, OPT_length, OPT_offset, o, ol);
-	return m;
+	return fm_addr_opt(m, T_UNITDATA_REQ, a, al, o, ol);
 }
 
 /* acks and indications (as a provider sends them) */
@@ -328,10 +402,7 @@ static inline struct fmsg *fm_conn_ind(struct fmsg *m, const void *a, int al,
 static inline struct fmsg *fm_conn_con(struct fmsg *m, const void *a, int al,
 				       const void *o, int ol)
 {
-	FM_STRUCT(m, T_conn_con, 0, T_CONN_CON, 0, 0, 0, 0);
-	FM_REG(m, T_conn_con, RES_length, RES_offset, a, al);
-	FM_REG(m, T_conn_con, OPT_length, OPT_offset, o, ol);
-	return m;
+	return fm_addr_opt(m, T_CONN_CON, a, al, o, ol);
 }
 
 static inline struct fmsg *fm_discon_ind(struct fmsg *m, int reason, int seq)
@@ -342,15 +413,12 @@ static inline struct fmsg *fm_discon_ind(struct fmsg *m, int reason, int seq)
 
 static inline struct fmsg *fm_data_ind(struct fmsg *m, int more)
 {
-	FM_STRUCT(m, T_data_ind, 0, T_DATA_IND, more);
-	return m;
+	return fm_more(m, T_DATA_IND, more, 0);
 }
 
 static inline struct fmsg *fm_exdata_ind(struct fmsg *m, int more)
 {
-	FM_STRUCT(m, T_exdata_ind, 0, T_EXDATA_IND, more);
-	m->band = 1;
-	return m;
+	return fm_more(m, T_EXDATA_IND, more, 1);
 }
 
 static inline struct fmsg *fm_ordrel_ind(struct fmsg *m)
@@ -362,10 +430,7 @@ static inline struct fmsg *fm_ordrel_ind(struct fmsg *m)
 static inline struct fmsg *fm_unitdata_ind(struct fmsg *m, const void *a,
 					   int al, const void *o, int ol)
 {
-	FM_STRUCT(m, T_unitdata_ind, 0, T_UNITDATA_IND, 0, 0, 0, 0);
-	FM_REG(m, T_unitdata_ind, SRC_length, SRC_offset, a, al);
-	FM_REG(m, T_unitdata_ind, OPT_length, OPT_offset, o, ol);
-	return m;
+	return fm_addr_opt(m, T_UNITDATA_IND, a, al, o, ol);
 }
 
 static inline struct fmsg *fm_uderror_ind(struct fmsg *m, const void *a,

@@ -27,17 +27,6 @@ static int open_bound(const char *name)
 	return fd;
 }
 
-/* Wait (bounded) for an event on fd. */
-static int look_wait(int fd)
-{
-	long end = now_ms() + 3000;
-	int ev;
-
-	while ((ev = t_look(fd)) == 0 && now_ms() < end)
-		pause_ms(1);
-	return ev;
-}
-
 int main(void)
 {
 	struct t_info ti;
@@ -67,7 +56,7 @@ int main(void)
 	ud.udata.buf = "datagram";
 	ud.udata.len = 8;
 	CHECK_RET(t_sndudata(a, &ud), 0);
-	CHECK_EQ(look_wait(b), T_DATA);
+	CHECK_EQ(xt_look_wait(b), T_DATA);
 	au = t_alloc(b, T_UNITDATA, T_ALL);
 	REQUIRE(au != NULL);
 	CHECK_EQ(au->addr.maxlen, 64);
@@ -83,7 +72,7 @@ int main(void)
 	ud.udata.buf = "0123456789";
 	ud.udata.len = 10;
 	CHECK_RET(t_sndudata(b, &ud), 0);
-	CHECK_EQ(look_wait(a), T_DATA);
+	CHECK_EQ(xt_look_wait(a), T_DATA);
 	memset(&ud, 0, sizeof(ud));
 	ud.addr.buf = ab;
 	ud.addr.maxlen = sizeof(ab);
@@ -105,7 +94,7 @@ int main(void)
 	ud.addr.len = 10;
 	CHECK_RET(t_sndvudata(a, &ud, iov, 2), 0);
 	CHECK_RET(t_sndudata(a, &ud), 0);		/* udata.len 0 */
-	CHECK_EQ(look_wait(b), T_DATA);
+	CHECK_EQ(xt_look_wait(b), T_DATA);
 	char v1[4], v2[8];
 	struct t_iovec riov[2] = { { v1, 4 }, { v2, 8 } };
 	au->udata.len = 0;
@@ -121,7 +110,7 @@ int main(void)
 	CHECK_TERR(t_sndudata(a, &ud), TBADDATA);
 	ud.udata.len = 16384;
 	CHECK_RET(t_sndudata(a, &ud), 0);
-	CHECK_EQ(look_wait(b), T_DATA);
+	CHECK_EQ(xt_look_wait(b), T_DATA);
 	/* t_unbind with a datagram waiting */
 	CHECK_TERR(t_unbind(b), TLOOK);
 	CHECK_RET(t_rcvudata(b, au, &flags), 0);
@@ -132,7 +121,7 @@ int main(void)
 	ud.udata.buf = "lost";
 	ud.udata.len = 4;
 	CHECK_RET(t_sndudata(a, &ud), 0);
-	CHECK_EQ(look_wait(a), T_UDERR);
+	CHECK_EQ(xt_look_wait(a), T_UDERR);
 	CHECK_TERR(t_sndudata(a, &ud), TLOOK);
 	CHECK_TERR(t_rcvudata(a, au, &flags), TLOOK);
 	memset(&ue, 0, sizeof(ue));

@@ -18,28 +18,6 @@
 #define COTS	"/dev/ticots"
 #define ORD	"/dev/ticotsord"
 
-static int bind_to(int fd, const char *name, unsigned qlen, char *got,
-		   unsigned *gotlen)
-{
-	struct t_bind req, ret;
-	char buf[64];
-
-	memset(&req, 0, sizeof(req));
-	if (name != NULL) {
-		req.addr.buf = (char *)name;
-		req.addr.len = (unsigned)strlen(name);
-	}
-	req.qlen = qlen;
-	memset(&ret, 0, sizeof(ret));
-	ret.addr.buf = got != NULL ? got : buf;
-	ret.addr.maxlen = 64;
-	if (t_bind(fd, &req, &ret) != 0)
-		return -1;
-	if (gotlen != NULL)
-		*gotlen = ret.addr.len;
-	return (int)ret.qlen;
-}
-
 static void test_info(void)
 {
 	struct t_info ti;
@@ -74,8 +52,8 @@ static void test_async_connect(void)
 	int flags;
 
 	REQUIRE(srv >= 0 && cli >= 0);
-	CHECK_RET(bind_to(srv, "xti-loop-srv", 2, NULL, NULL), 2);
-	CHECK_RET(bind_to(cli, NULL, 0, caddr, &clen), 0);
+	CHECK_RET(xt_bind(srv, "xti-loop-srv", 2, NULL, NULL), 2);
+	CHECK_RET(xt_bind(cli, NULL, 0, caddr, &clen), 0);
 	CHECK_EQ(clen, 8);			/* eight hex digits */
 	/* t_getprotaddr */
 	memset(&b, 0, sizeof(b));
@@ -231,8 +209,8 @@ static void test_sync_connect(void)
 	s.fd = t_open(COTS, O_RDWR, NULL);
 	s.acc = t_open(COTS, O_RDWR, NULL);	/* unbound: bound for us */
 	REQUIRE(s.fd >= 0 && s.acc >= 0 && cli >= 0);
-	CHECK_RET(bind_to(s.fd, "xti-loop-sync", 1, NULL, NULL), 1);
-	CHECK_RET(bind_to(cli, NULL, 0, NULL, NULL), 0);
+	CHECK_RET(xt_bind(s.fd, "xti-loop-sync", 1, NULL, NULL), 1);
+	CHECK_RET(xt_bind(cli, NULL, 0, NULL, NULL), 0);
 	REQUIRE(pthread_create(&s.th, NULL, server_main, &s) == 0);
 	memset(&sc, 0, sizeof(sc));
 	sc.addr.buf = "xti-loop-sync";
@@ -283,11 +261,7 @@ static void test_sync_connect(void)
 	sc.addr.buf = "xti-loop-nobody";
 	sc.addr.len = 15;
 	CHECK_TERR(t_connect(cli, &sc, NULL), TNODATA);
-	long end = now_ms() + 3000;
-	int ev;
-	while ((ev = t_look(cli)) == 0 && now_ms() < end)
-		pause_ms(1);
-	CHECK_EQ(ev, T_DISCONNECT);
+	CHECK_EQ(xt_look_wait(cli), T_DISCONNECT);
 	CHECK_RET(t_rcvdis(cli, &d), 0);
 	CHECK_EQ(d.reason, ECONNREFUSED);
 	CHECK_RET(t_close(cli), 0);

@@ -32,42 +32,6 @@
 #define COTS	"/dev/ticots"
 #define ORD	"/dev/ticotsord"
 
-/* Bind fd to name (NULL: any address) asking qlen; the qlen granted,
- * -1 on failure.  The bound address into got (64 bytes) if given. */
-static int bind_q(int fd, const char *name, unsigned qlen, char *got,
-		  unsigned *gotlen)
-{
-	struct t_bind req, ret;
-	char buf[64];
-
-	memset(&req, 0, sizeof(req));
-	if (name != NULL) {
-		req.addr.buf = (char *)name;
-		req.addr.len = (unsigned)strlen(name);
-	}
-	req.qlen = qlen;
-	memset(&ret, 0, sizeof(ret));
-	ret.addr.buf = got != NULL ? got : buf;
-	ret.addr.maxlen = 64;
-	ret.qlen = 12345;
-	if (t_bind(fd, &req, &ret) != 0)
-		return -1;
-	if (gotlen != NULL)
-		*gotlen = ret.addr.len;
-	return (int)ret.qlen;
-}
-
-/* The first event at fd, waiting up to 3 s for one to come. */
-static int look_wait(int fd)
-{
-	long end = now_ms() + 3000;
-	int ev;
-
-	while ((ev = t_look(fd)) == 0 && now_ms() < end)
-		pause_ms(1);
-	return ev;
-}
-
 /* Asynchronous t_connect to name with connect data ud. */
 static int connect_async(int fd, const char *name, const char *ud)
 {
@@ -139,14 +103,14 @@ static void test_bind_qlen(void)
 	int c = t_open(ORD, O_RDWR, NULL);
 
 	REQUIRE(a >= 0 && b >= 0 && c >= 0);
-	CHECK_RET(bind_q(a, "qlen-three", 3, NULL, NULL), 3);
-	CHECK_RET(bind_q(b, "qlen-many", 100, NULL, NULL), 16);
-	CHECK_RET(bind_q(c, NULL, 0, NULL, NULL), 0);
+	CHECK_RET(xt_bind(a, "qlen-three", 3, NULL, NULL), 3);
+	CHECK_RET(xt_bind(b, "qlen-many", 100, NULL, NULL), 16);
+	CHECK_RET(xt_bind(c, NULL, 0, NULL, NULL), 0);
 	CHECK_STATE(a, T_IDLE);
 	CHECK_STATE(b, T_IDLE);
 	/* unbound and bound again: a new qlen */
 	CHECK_RET(t_unbind(b), 0);
-	CHECK_RET(bind_q(b, "qlen-many", 2, NULL, NULL), 2);
+	CHECK_RET(xt_bind(b, "qlen-many", 2, NULL, NULL), 2);
 	/* a listener does not call out (the provider says TOUTSTATE) */
 	CHECK_TERR(connect_async(a, "qlen-many", "x"), TOUTSTATE);
 	CHECK_STATE(a, T_IDLE);
@@ -169,12 +133,12 @@ static void test_cots_queue(void)
 	int seq[3];
 
 	REQUIRE(lfd >= 0 && acc >= 0);
-	CHECK_RET(bind_q(lfd, "qlen-listener", 3, NULL, NULL), 3);
-	CHECK_RET(bind_q(acc, NULL, 0, NULL, NULL), 0);
+	CHECK_RET(xt_bind(lfd, "qlen-listener", 3, NULL, NULL), 3);
+	CHECK_RET(xt_bind(acc, NULL, 0, NULL, NULL), 0);
 	for (int i = 0; i < NCALL; i++) {
 		cli[i] = t_open(COTS, O_RDWR, NULL);
 		REQUIRE(cli[i] >= 0);
-		CHECK_RET(bind_q(cli[i], NULL, 0, caddr[i], &clen[i]), 0);
+		CHECK_RET(xt_bind(cli[i], NULL, 0, caddr[i], &clen[i]), 0);
 		snprintf(ud[i], sizeof(ud[i]), "call%d", i);
 	}
 	/* three pending */
@@ -197,12 +161,12 @@ static void test_cots_queue(void)
 
 	/* the listener: one t_listen, then TLOOK from t_accept while more
 	 * indications wait */
-	CHECK_EQ(look_wait(lfd), T_LISTEN);
+	CHECK_EQ(xt_look_wait(lfd), T_LISTEN);
 	CHECK_STATE(lfd, T_IDLE);
 	ind_init(&in[0]);
 	CHECK_RET(t_listen(lfd, &in[0].c), 0);
 	CHECK_STATE(lfd, T_INCON);
-	CHECK_EQ(look_wait(lfd), T_LISTEN);
+	CHECK_EQ(xt_look_wait(lfd), T_LISTEN);
 	CHECK_TERR(accept_seq(lfd, acc, in[0].c.sequence), TLOOK);
 	CHECK_STATE(lfd, T_INCON);
 	CHECK_STATE(acc, T_IDLE);
@@ -239,7 +203,7 @@ static void test_cots_queue(void)
 	CHECK_RET(accept_seq(lfd, acc, seq[2]), 0);
 	CHECK_STATE(lfd, T_INCON);
 	CHECK_STATE(acc, T_DATAXFER);
-	CHECK_EQ(look_wait(cli[2]), T_CONNECT);
+	CHECK_EQ(xt_look_wait(cli[2]), T_CONNECT);
 	CHECK_RET(t_rcvconnect(cli[2], NULL), 0);
 	CHECK_STATE(cli[2], T_DATAXFER);
 	CHECK_TERR(t_rcvconnect(cli[0], NULL), TNODATA);
@@ -251,7 +215,7 @@ static void test_cots_queue(void)
 	/* refuse the first, with data: snddis2, one left */
 	CHECK_RET(refuse_seq(lfd, seq[0], "no"), 0);
 	CHECK_STATE(lfd, T_INCON);
-	CHECK_EQ(look_wait(cli[0]), T_DISCONNECT);
+	CHECK_EQ(xt_look_wait(cli[0]), T_DISCONNECT);
 	CHECK_TERR(t_rcvconnect(cli[0], NULL), TLOOK);
 	memset(&d, 0, sizeof(d));
 	d.udata.buf = db;
@@ -267,7 +231,7 @@ static void test_cots_queue(void)
 	/* the second onto the listener itself: accept1 */
 	CHECK_RET(accept_seq(lfd, lfd, seq[1]), 0);
 	CHECK_STATE(lfd, T_DATAXFER);
-	CHECK_EQ(look_wait(cli[1]), T_CONNECT);
+	CHECK_EQ(xt_look_wait(cli[1]), T_CONNECT);
 	CHECK_RET(t_rcvconnect(cli[1], NULL), 0);
 	CHECK_STATE(cli[1], T_DATAXFER);
 	CHECK_TERR(t_listen(lfd, &extra.c), TOUTSTATE);
@@ -291,10 +255,10 @@ static void test_cots_queue(void)
 	/* abortive release of both */
 	CHECK_RET(t_snddis(lfd, NULL), 0);
 	CHECK_STATE(lfd, T_IDLE);
-	CHECK_EQ(look_wait(cli[1]), T_DISCONNECT);
+	CHECK_EQ(xt_look_wait(cli[1]), T_DISCONNECT);
 	CHECK_RET(t_rcvdis(cli[1], NULL), 0);
 	CHECK_RET(t_snddis(cli[2], NULL), 0);
-	CHECK_EQ(look_wait(acc), T_DISCONNECT);
+	CHECK_EQ(xt_look_wait(acc), T_DISCONNECT);
 	CHECK_RET(t_rcvdis(acc, NULL), 0);
 	CHECK_STATE(acc, T_IDLE);
 	for (int i = 0; i < NCALL; i++)
@@ -313,7 +277,7 @@ static void test_ord_withdraw(void)
 	int flags;
 
 	REQUIRE(lfd >= 0);
-	CHECK_RET(bind_q(lfd, "qlen-ord", 2, NULL, NULL), 2);
+	CHECK_RET(xt_bind(lfd, "qlen-ord", 2, NULL, NULL), 2);
 	for (int i = 0; i < 2; i++) {
 		acc[i] = t_open(ORD, O_RDWR, NULL);	/* left unbound */
 		REQUIRE(acc[i] >= 0);
@@ -321,7 +285,7 @@ static void test_ord_withdraw(void)
 	for (int i = 0; i < 3; i++) {
 		cli[i] = t_open(ORD, O_RDWR, NULL);
 		REQUIRE(cli[i] >= 0);
-		CHECK_RET(bind_q(cli[i], NULL, 0, NULL, NULL), 0);
+		CHECK_RET(xt_bind(cli[i], NULL, 0, NULL, NULL), 0);
 		CHECK_RET(set_nonblock(cli[i], true), 0);
 	}
 	CHECK_TERR(connect_async(cli[0], "qlen-ord", "a"), TNODATA);
@@ -335,7 +299,7 @@ static void test_ord_withdraw(void)
 	/* the first caller withdraws: rcvdis3 */
 	CHECK_RET(t_snddis(cli[0], NULL), 0);
 	CHECK_STATE(cli[0], T_IDLE);
-	CHECK_EQ(look_wait(lfd), T_DISCONNECT);
+	CHECK_EQ(xt_look_wait(lfd), T_DISCONNECT);
 	CHECK_TERR(accept_seq(lfd, acc[0], in[1].c.sequence), TLOOK);
 	memset(&d, 0, sizeof(d));
 	CHECK_RET(t_rcvdis(lfd, &d), 0);
@@ -357,9 +321,9 @@ static void test_ord_withdraw(void)
 	CHECK_STATE(acc[0], T_DATAXFER);
 	CHECK_STATE(acc[1], T_DATAXFER);
 	CHECK_RET(t_look(lfd), 0);
-	CHECK_EQ(look_wait(cli[2]), T_CONNECT);
+	CHECK_EQ(xt_look_wait(cli[2]), T_CONNECT);
 	CHECK_RET(t_rcvconnect(cli[2], NULL), 0);
-	CHECK_EQ(look_wait(cli[1]), T_CONNECT);
+	CHECK_EQ(xt_look_wait(cli[1]), T_CONNECT);
 	CHECK_RET(t_rcvconnect(cli[1], NULL), 0);
 	CHECK_RET(set_nonblock(cli[1], false), 0);
 	CHECK_RET(set_nonblock(cli[2], false), 0);
@@ -368,7 +332,7 @@ static void test_ord_withdraw(void)
 	/* orderly release across acc[1] */
 	CHECK_RET(t_sndrel(cli[1]), 0);
 	CHECK_STATE(cli[1], T_OUTREL);
-	CHECK_EQ(look_wait(acc[1]), T_ORDREL);
+	CHECK_EQ(xt_look_wait(acc[1]), T_ORDREL);
 	CHECK_RET(t_rcvrel(acc[1]), 0);
 	CHECK_STATE(acc[1], T_INREL);
 	CHECK_RET(t_snd(acc[1], "tail", 4, 0), 4);
@@ -376,7 +340,7 @@ static void test_ord_withdraw(void)
 	CHECK_STATE(acc[1], T_IDLE);
 	CHECK_RET(t_rcv(cli[1], buf, sizeof(buf), &flags), 4);
 	CHECK_MEM(buf, "tail", 4);
-	CHECK_EQ(look_wait(cli[1]), T_ORDREL);
+	CHECK_EQ(xt_look_wait(cli[1]), T_ORDREL);
 	CHECK_RET(t_rcvrel(cli[1]), 0);
 	CHECK_STATE(cli[1], T_IDLE);
 	/* the listener takes callers again */
@@ -386,7 +350,7 @@ static void test_ord_withdraw(void)
 	CHECK_MEM(in[0].data, "d", 1);
 	CHECK_RET(refuse_seq(lfd, in[0].c.sequence, NULL), 0);
 	CHECK_STATE(lfd, T_IDLE);			/* snddis1 */
-	CHECK_EQ(look_wait(cli[0]), T_DISCONNECT);
+	CHECK_EQ(xt_look_wait(cli[0]), T_DISCONNECT);
 	CHECK_RET(t_rcvdis(cli[0], &d), 0);
 	CHECK_EQ(d.reason, ECONNREFUSED);
 	for (int i = 0; i < 3; i++)
