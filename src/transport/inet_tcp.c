@@ -1,0 +1,1550 @@
+/*
+ * inet_tcp.c -- TCP for the Internet transport providers: /dev/inet/tcp
+ * (XTI over sockets, one socket call per TPI primitive) and /dev/tcp (the
+ * batching family, pr->fast), both T_COTS_ORD over a kernel TCP socket
+ * (TPI Revision 2.0.0, as the loopback providers tiloop*.c do it).
+ *
+ * How this works
+ * --------------
+ * The common part (inet.c) owns the endpoint, its socket and the local
+ * primitives; this file adds connections and the byte stream through
+ * struct inet_ops.
+ *
+ * Calling out.  T_CONN_REQ (TS_IDLE, not a listener) starts a
+ * non-blocking connect(), answers T_OK_ACK at once (state TS_WCON_CREQ)
+ * and arms POLLOUT.  When the socket becomes writable (or reports an
+ * error) SO_ERROR says how it went: T_CONN_CON with the peer's address
+ * (TS_DATA_XFER), or T_DISCON_IND with the errno as DISCON_reason
+ * (ECONNREFUSED when nobody listens), SEQ_number -1, TS_IDLE.  Connect
+ * data is not supported (CDATA_size T_INVALID): data on T_CONN_REQ is
+ * TBADDATA.  Options of the request go to inet_assoc_opts.
+ *
+ * Listening.  A bind with CONIND_number > 0 (capped at TCP_MAXQLEN)
+ * makes the socket listen(qlen); the listener is always armed for
+ * POLLIN while it has fewer than qlen pending indications.  The puller
+ * of a listener accepts (accept4, non-blocking, close-on-exec) until qlen
+ * connections are pending, each with a SEQ_number and a T_CONN_IND (SRC
+ * the caller's address, no options); the rest waits in the kernel's
+ * backlog.  T_CONN_RES gives the accepted socket to the acceptor
+ * (inet_socket_adopt): the listener itself (ACCEPTOR_id 0 or its own:
+ * only with exactly one indication pending, else TINDOUT -- its listening
+ * socket is closed, so what still waits in the kernel backlog is reset)
+ * or another endpoint of the same provider in TS_UNBND or TS_IDLE.
+ * T_DISCON_REQ with a SEQ_number refuses: the accepted socket is closed
+ * with SO_LINGER {1, 0}, so the caller sees a reset (ECONNRESET, not
+ * ECONNREFUSED: the kernel had already completed the handshake).
+ *
+ * Sending.  Data requests (T_DATA_REQ, T_OPTDATA_REQ, plain M_DATA) in
+ * TS_DATA_XFER or TS_WREQ_ORDREL go out with send(MSG_DONTWAIT |
+ * MSG_NOSIGNAL) straight from the put procedure when nothing waits before
+ * them; what the kernel does not take (EAGAIN, a partial send) goes back
+ * to the head of the write queue (putbq), where the stream head's flow
+ * control sees it, and POLLOUT is armed: the I/O thread (run) and the
+ * write service procedure send the rest, in order.  One flusher at a
+ * time (wlock, a try-lock; a thread that finds it taken leaves
+ * flush_again and the holder looks again before it leaves, so nothing
+ * queued is stranded).  MORE_flag means nothing to a byte stream.
+ *   /dev/inet/tcp sends each message with its own call.
+ *   /dev/tcp sends a lone message at once when the write queue is empty
+ *   and the last send was more than TCP_IDLE_NS ago (request/response
+ *   latency as with sockets) and it does not say T_MORE; otherwise it is
+ *   queued (the write queue does not enable its service procedure on
+ *   putq) and flushed with one sendmsg() of up to TCP_BATCH messages /
+ *   TCP_BATCH_BYTES: at once when that much is queued, else by the I/O
+ *   thread, kicked by arming POLLOUT (a TCP socket with room is writable
+ *   at once), so nothing waits longer than one kick.  TCP_NODELAY stays
+ *   the kernel's business.
+ * Expedited data (T_EXDATA_REQ, T_OPTDATA_REQ with T_ODF_EX) is sent
+ * with MSG_OOB, in order with normal data: TCP's urgent pointer marks
+ * only the LAST byte of it as urgent; the bytes before it arrive as
+ * normal data.  T_ORDREL_REQ sets fin_pending: shutdown(SHUT_WR) is done
+ * by the flusher when the write queue has drained.
+ *
+ * Receiving.  The puller (rlock: one at a time, with the pull_again note
+ * of shmpipe.c) reads while the stream above has room (canput of our
+ * read queue and inet_rfull): /dev/inet/tcp one recv() of up to TIDU per
+ * T_DATA_IND, /dev/tcp readv() of up to 64 KiB split into T_DATA_INDs of
+ * at most TIDU bytes (a short piece is copied into a block of its size,
+ * so queued indications never pin big buffers).  It runs for KEV_PULL
+ * and KEV_WAIT (a reader), POLLIN (the I/O thread) and the read service
+ * procedure (back-enabled when the head drains, if somebody waits).  When
+ * the socket is empty and somebody waits (inet_waited_for or KEV_WAIT)
+ * POLLIN is armed.  recv() 0 is the peer's FIN: T_ORDREL_IND (TS_DATA_XFER
+ * -> TS_WREQ_ORDREL, TS_WIND_ORDREL -> TS_IDLE); an error (ECONNRESET, or
+ * one a send met: werr) is T_DISCON_IND with the errno (EPIPE reported as
+ * ECONNRESET), SEQ_number -1, TS_IDLE, our unsent data discarded.
+ * Urgent data (SO_OOBINLINE off): when a read finds the socket empty the
+ * puller tries recv(MSG_OOB) and sends the byte up as T_EXDATA_IND (band
+ * 1).  Limits: it comes after the normal data that was readable then;
+ * the kernel event source has no POLLPRI, so an urgent byte arriving
+ * alone (no normal data before or after it) is seen at the next pull,
+ * not by a reader already asleep; a second urgent byte before the first
+ * is read replaces it (TCP has one urgent pointer).
+ *
+ * Abortive release.  T_DISCON_REQ on a connection sets SO_LINGER {1, 0}
+ * and replaces the socket (the old one's close sends a reset), discards
+ * both directions' queued data, sends M_FLUSH (FLUSHRW) up and T_OK_ACK:
+ * TS_IDLE.  Closing an endpoint with a connection or an attempt resets
+ * it the same way; pending accepted sockets of a listener are reset.
+ *
+ * Endpoint reuse.  TS_IDLE is bound: after a connection ends the
+ * endpoint still holds its old socket ("stale": nothing reads or writes
+ * it except the flusher finishing what was sent before an orderly
+ * release).  The next T_CONN_REQ replaces it (inet_socket_renew) and binds
+ * the new one to the same address (SO_REUSEADDR for that bind only: the
+ * old connection may be in TIME_WAIT); if the port is taken (an acceptor
+ * that shared its listener's port) the same IP with a new port.  An
+ * endpoint with CONIND_number > 0 is renewed and listens again as soon as
+ * its connection has ended and its data is sent (by the read side or by
+ * the write service procedure).  T_UNBIND_REQ drops what still waits.
+ *
+ * Locking.  Three locks, always taken in this order:
+ *   rlock (struct tcp_pp) -> ep->lock -> wlock.
+ * rlock (a strlock_t) is the puller's: socket reads and accepts, and
+ * whatever ends a connection from the read side; T_DISCON_REQ and
+ * T_CONN_RES on a listener take it (blocking) so no read is in flight
+ * when the socket changes.  rx_ok says whether the socket's read side
+ * belongs to a live connection; it goes to 0 only with rlock held, so
+ * after that no puller touches the socket.  wlock is the flusher's:
+ * every send and shutdown; a holder never waits for ep->lock (it reads
+ * only atomics), so a thread holding ep->lock may wait for wlock.  The
+ * put procedure takes wlock only with strtrylock under ep->lock.  ep->lock
+ * is held across inet_up/inet_ok_ack/inet_error_ack so that a state change
+ * and the message announcing it are one step (as tiloop's tl_up: they
+ * must only queue), never across a call that may block.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "inet.h"
+#include "tpi.h"
+
+#define TCP_MAXQLEN	128		/* largest CONIND_number granted */
+#define TCP_BATCH	64		/* messages per sendmsg (fast) */
+#define TCP_BATCH_BYTES	(256 * 1024)	/* bytes per sendmsg (fast) */
+#define TCP_IOV		256		/* iovec entries per sendmsg */
+#define TCP_RDBYTES	65536		/* bytes per readv (fast) */
+#define TCP_RDBLK	16		/* blocks per readv (fast) */
+#define TCP_IDLE_NS	10000		/* fast: a lone message goes at once
+					   after this much quiet */
+#define TCP_PULL_MAX	64		/* reads per pass of the puller */
+#define TCP_SMALL	4096		/* a piece up to this is copied */
+
+#define LOAD(x)		__atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define STORE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+
+/* A connection accepted by a listener, announced by T_CONN_IND. */
+struct tcp_pend {
+	struct tcp_pend *next;		/* ep->lock: oldest first */
+	int fd;
+	t_scalar_t seq;
+	struct sockaddr_storage addr;	/* the caller */
+};
+
+struct tcp_pp {
+	strlock_t rlock;		/* the puller (see Locking) */
+	int pull_again;			/* atomic: 1 pull again, 2 and arm */
+	strlock_t wlock;		/* the flusher */
+	int flush_again;		/* atomic */
+	int rx_ok;			/* atomic; set under ep->lock, cleared
+					   under rlock and ep->lock */
+	int listening;			/* atomic; written under ep->lock */
+	int wcon;			/* atomic: connect() in progress */
+	int fin_pending;		/* atomic: shutdown(SHUT_WR) when the
+					   write queue has drained */
+	int werr;			/* atomic: a send failed with this */
+	int wblocked;			/* atomic: waiting for POLLOUT */
+	int relisten;			/* atomic: a listener's connection
+					   ended; listen again once drained */
+	unsigned nq;			/* atomic: queued since last flush */
+	uint64_t last_tx;		/* atomic: time of the last send */
+	bool stale;			/* ep->lock: the socket belongs to a
+					   connection that has ended */
+	struct tcp_pend *pend;		/* ep->lock: pending indications */
+	unsigned npend;			/* ep->lock */
+	t_scalar_t next_seq;		/* ep->lock */
+	size_t rbsize;			/* const: bytes per receive block */
+	mblk_t *rxb[TCP_RDBLK];		/* rlock: receive blocks kept */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static struct tcp_pp *PP(struct inet_ep *ep)
+{
+	return ep->pp;
+}
+
+static int sock(struct inet_ep *ep)
+{
+	return __atomic_load_n(&ep->ke.ke_fd, __ATOMIC_RELAXED);
+}
+
+static bool connected_state(int st)
+{
+	return st == TS_DATA_XFER || st == TS_WIND_ORDREL ||
+	       st == TS_WREQ_ORDREL;
+}
+
+static void set_linger0(int fd)
+{
+	struct linger lg = { 1, 0 };
+
+	(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+}
+
+static void kick_out(struct inet_ep *ep)
+{
+	(void)str_kev_rearm(&ep->ke, POLLOUT);
+}
+
+/* Are all blocks after the first M_DATA? */
+static bool data_only(const mblk_t *mp)
+{
+	for (mp = mp->b_cont; mp != NULL; mp = mp->b_cont)
+		if (mp->b_datap->db_type != M_DATA)
+			return false;
+	return true;
+}
+
+/* ---- indications (ep->lock held) ---- */
+
+static void send_discon(struct inet_ep *ep, t_scalar_t reason,
+			t_scalar_t seq)
+{
+	struct T_discon_ind d = { T_DISCON_IND, reason, seq };
+	mblk_t *bp = tpi_proto(sizeof(d), M_PROTO);
+
+	if (bp == NULL)
+		return;
+	memcpy(bp->b_rptr, &d, sizeof(d));
+	inet_up(ep, bp);
+}
+
+static void send_ordrel(struct inet_ep *ep)
+{
+	struct T_ordrel_ind o = { T_ORDREL_IND };
+	mblk_t *bp = tpi_proto(sizeof(o), M_PROTO);
+
+	if (bp == NULL)
+		return;
+	memcpy(bp->b_rptr, &o, sizeof(o));
+	inet_up(ep, bp);
+}
+
+/* ---- the socket of an endpoint whose connection ended ---- */
+
+static void set_port0(struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_port = 0;
+	else
+		((struct sockaddr_in *)ss)->sin_port = 0;
+}
+
+/* Bind the (new) socket to ep's address again, and listen if ep is a
+ * listener.  ep->lock held. */
+static int rebind(struct inet_ep *ep)
+{
+	struct tcp_pp *pp = PP(ep);
+	int fd = sock(ep), one = 1, old = 0, err = 0;
+	socklen_t ol = sizeof(old);
+
+	if (ep->laddrlen == 0)
+		return 0;
+	(void)getsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &old, &ol);
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ep->laddr, ep->laddrlen) != 0 &&
+	    errno != EINVAL) {
+		/* the port is taken (we shared a listener's): same address,
+		 * a new port */
+		struct sockaddr_storage a = ep->laddr;
+		socklen_t al = sizeof(a);
+
+		set_port0(&a);
+		if (bind(fd, (struct sockaddr *)&a, ep->laddrlen) == 0 &&
+		    getsockname(fd, (struct sockaddr *)&a, &al) == 0) {
+			ep->laddr = a;
+			ep->laddrlen = al;
+		}
+	}
+	if (ep->qlen > 0) {
+		if (listen(fd, (int)ep->qlen) == 0) {
+			STORE(pp->listening, 1);
+			(void)str_kev_rearm(&ep->ke, POLLIN);
+		} else {
+			err = errno;
+		}
+	}
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &old, sizeof(old));
+	return err;
+}
+
+/* Give ep a fresh socket bound as before: ep->lock held, no puller on the
+ * socket (rx_ok 0 or rlock held).  Takes wlock. */
+static int renew(struct inet_ep *ep, bool reset)
+{
+	struct tcp_pp *pp = PP(ep);
+	int err;
+
+	strlock(&pp->wlock);
+	if (reset)
+		set_linger0(sock(ep));
+	flushq(ep->wq, FLUSHALL);
+	STORE(pp->fin_pending, 0);
+	STORE(pp->wblocked, 0);
+	STORE(pp->nq, 0);
+	err = inet_socket_renew(ep, ep->family);
+	strunlock(&pp->wlock);
+	if (err != 0)
+		return err;
+	pp->stale = false;
+	STORE(pp->werr, 0);
+	STORE(pp->rx_ok, 0);
+	STORE(pp->wcon, 0);
+	STORE(pp->relisten, 0);
+	return rebind(ep);
+}
+
+/* A listener's connection ended: listen again when nothing of ours
+ * waits to be sent; otherwise the write side does it when drained. */
+static void relisten(struct inet_ep *ep)
+{
+	struct tcp_pp *pp = PP(ep);
+
+	if (ep->qlen == 0 || !pp->stale)
+		return;
+	if (__atomic_load_n(&ep->wq->q_first, __ATOMIC_RELAXED) == NULL &&
+	    !LOAD(pp->fin_pending)) {
+		(void)renew(ep, false);
+	} else {
+		STORE(pp->relisten, 1);	/* tcp_wsrv, once drained */
+		qenable(ep->wq);
+	}
+}
+
+/* ---- listening ---- */
+
+static void pend_close(struct tcp_pend *p)
+{
+	set_linger0(p->fd);
+	close(p->fd);
+	free(p);
+}
+
+static void pend_close_all(struct inet_ep *ep)
+{
+	struct tcp_pp *pp = PP(ep);
+	struct tcp_pend *p;
+
+	while ((p = pp->pend) != NULL) {
+		pp->pend = p->next;
+		pend_close(p);
+	}
+	pp->npend = 0;
+}
+
+static struct tcp_pend *pend_take(struct inet_ep *ep, t_scalar_t seq)
+{
+	struct tcp_pp *pp = PP(ep);
+	struct tcp_pend **pq, *p;
+
+	for (pq = &pp->pend; (p = *pq) != NULL; pq = &p->next)
+		if (p->seq == seq) {
+			*pq = p->next;
+			pp->npend--;
+			return p;
+		}
+	return NULL;
+}
+
+static bool pend_has(struct inet_ep *ep, t_scalar_t seq)
+{
+	struct tcp_pend *p;
+
+	for (p = PP(ep)->pend; p != NULL; p = p->next)
+		if (p->seq == seq)
+			return true;
+	return false;
+}
+
+/* Accept while fewer than qlen are pending: rlock held. */
+static void accept_more(struct inet_ep *ep)
+{
+	struct tcp_pp *pp = PP(ep);
+
+	inet_lock(ep);
+	while (LOAD(pp->listening) && pp->npend < ep->qlen &&
+	       (ep->state == TS_IDLE || ep->state == TS_WRES_CIND)) {
+		struct T_conn_ind ci = { T_CONN_IND, 0, 0, 0, 0, 0 };
+		socklen_t al = sizeof(struct sockaddr_storage);
+		struct tcp_pend *p, **pq;
+		size_t off = sizeof(ci);
+		mblk_t *ind;
+		int fd;
+
+		ind = tpi_proto(sizeof(ci) + INET_ADDR_SIZE + 8, M_PROTO);
+		p = calloc(1, sizeof(*p));
+		if (ind == NULL || p == NULL) {
+			freemsg(ind);
+			free(p);
+			break;		/* the next pull tries again */
+		}
+		fd = accept4(sock(ep), (struct sockaddr *)&p->addr, &al,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			int e = errno;
+
+			freemsg(ind);
+			free(p);
+			if (e == EINTR || e == ECONNABORTED)
+				continue;
+			if (e == EAGAIN || e == EWOULDBLOCK)
+				(void)str_kev_rearm(&ep->ke, POLLIN);
+			break;
+		}
+		p->fd = fd;
+		p->seq = pp->next_seq;
+		pp->next_seq = pp->next_seq >= 0x3fffffff ? 1 :
+			       pp->next_seq + 1;
+		for (pq = &pp->pend; *pq != NULL; pq = &(*pq)->next)
+			;
+		*pq = p;
+		pp->npend++;
+		ci.SRC_length = (t_scalar_t)inet_addr_len(&p->addr);
+		ci.SRC_offset = tpi_put_bytes(ind, &off, &p->addr,
+					      (size_t)ci.SRC_length);
+		ci.SEQ_number = p->seq;
+		memcpy(ind->b_rptr, &ci, sizeof(ci));
+		ep->state = TS_WRES_CIND;
+		inet_up(ep, ind);
+	}
+	inet_unlock(ep);
+}
+
+/* ---- the write side ---- */
+
+/* Bytes of a queued message's data (after a T_EXDATA_REQ block). */
+static bool is_oob(const mblk_t *mp)
+{
+	return mp->b_datap->db_type != M_DATA;
+}
+
+/* Drop n sent bytes from the front of mp's data; true if all went. */
+static bool consume(mblk_t *mp, size_t *n)
+{
+	mblk_t *b = is_oob(mp) ? mp->b_cont : mp;
+
+	for (; b != NULL; b = b->b_cont) {
+		size_t l = (size_t)(b->b_wptr - b->b_rptr);
+
+		if (l > *n) {
+			b->b_rptr += *n;
+			*n = 0;
+			return false;
+		}
+		b->b_rptr += l;
+		*n -= l;
+	}
+	return true;
+}
+
+/* Send up to max messages from v[0..cnt) with one call; wlock held.
+ * Returns how many went entirely; *err an errno (EAGAIN: the rest
+ * waits), with v[ret] maybe partly sent. */
+static unsigned send_batch(struct inet_ep *ep, mblk_t **v, unsigned cnt,
+			   int *err)
+{
+	struct iovec iov[TCP_IOV];
+	struct msghdr mh;
+	unsigned i, ni = 0, done = 0;
+	int flags = MSG_DONTWAIT | MSG_NOSIGNAL;
+	size_t n;
+	ssize_t r;
+
+	*err = 0;
+	for (i = 0; i < cnt; i++) {
+		mblk_t *b = is_oob(v[i]) ? v[i]->b_cont : v[i];
+
+		for (; b != NULL && ni < TCP_IOV; b = b->b_cont)
+			if (b->b_wptr > b->b_rptr) {
+				iov[ni].iov_base = b->b_rptr;
+				iov[ni].iov_len = (size_t)(b->b_wptr - b->b_rptr);
+				ni++;
+			}
+		if (is_oob(v[i]))
+			flags |= MSG_OOB;	/* alone in its batch */
+	}
+	if (ni == 0)
+		return cnt;		/* nothing but empty messages */
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = iov;
+	mh.msg_iovlen = ni;
+	do
+		r = sendmsg(sock(ep), &mh, flags);
+	while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		*err = errno == EWOULDBLOCK ? EAGAIN : errno;
+		return 0;
+	}
+	INET_COUNT(ep, tx_calls, 1);
+	__atomic_store_n(&PP(ep)->last_tx, now_ns(), __ATOMIC_RELAXED);
+	n = (size_t)r;
+	for (i = 0; i < cnt; i++) {
+		if (!consume(v[i], &n))
+			break;
+		done++;
+	}
+	if (done < cnt)
+		*err = EAGAIN;		/* the kernel took part */
+	return done;
+}
+
+/* A send failed for good: remember it for the read side, which reports
+ * the disconnect; what waits is dropped.  wlock held. */
+static void send_failed(struct inet_ep *ep, int err)
+{
+	mblk_t *mp;
+
+	if (err == EPIPE)
+		err = ECONNRESET;
+	if (LOAD(PP(ep)->werr) == 0)
+		STORE(PP(ep)->werr, err);
+	while ((mp = getq(ep->wq)) != NULL) {
+		INET_COUNT(ep, tx_drops, 1);
+		freemsg(mp);
+	}
+	STORE(PP(ep)->fin_pending, 0);
+}
+
+/*
+ * Send what the write queue holds, first (if not NULL) before it; wlock
+ * held.  Returns true when the kernel refused output (POLLOUT armed).
+ */
+static bool flush_locked(struct inet_ep *ep, mblk_t *first)
+{
+	struct tcp_pp *pp = PP(ep);
+	unsigned batch = ep->pr->fast ? TCP_BATCH : 1;
+	mblk_t *v[TCP_BATCH];
+
+	STORE(pp->nq, 0);
+	for (;;) {
+		unsigned cnt = 0, done, i;
+		size_t bytes = 0;
+		int err;
+
+		if (first != NULL) {
+			v[cnt++] = first;
+			bytes += msgdsize(first);
+			first = NULL;
+		}
+		while (cnt < batch && bytes < TCP_BATCH_BYTES &&
+		       (cnt == 0 || !is_oob(v[cnt - 1]))) {
+			mblk_t *mp = __atomic_load_n(&ep->wq->q_first,
+						     __ATOMIC_RELAXED);
+
+			if (mp == NULL || (cnt > 0 && is_oob(mp)))
+				break;
+			if ((mp = getq(ep->wq)) == NULL)
+				break;
+			v[cnt++] = mp;
+			bytes += msgdsize(mp);
+		}
+		if (cnt == 0)
+			break;
+		done = send_batch(ep, v, cnt, &err);
+		for (i = 0; i < done; i++)
+			freemsg(v[i]);
+		INET_COUNT(ep, tx_sent, done);
+		if (err == 0)
+			continue;
+		if (err == EAGAIN) {
+			/* back to the head of the queue, in order */
+			for (i = cnt; i > done; i--)
+				if (!putbq(ep->wq, v[i - 1]))
+					freemsg(v[i - 1]);
+			STORE(pp->wblocked, 1);
+			(void)str_kev_rearm(&ep->ke, POLLOUT);
+			return true;
+		}
+		for (i = done; i < cnt; i++) {
+			INET_COUNT(ep, tx_drops, 1);
+			freemsg(v[i]);
+		}
+		send_failed(ep, err);
+		return false;
+	}
+	STORE(pp->wblocked, 0);
+	if (LOAD(pp->fin_pending) &&
+	    __atomic_load_n(&ep->wq->q_first, __ATOMIC_RELAXED) == NULL) {
+		STORE(pp->fin_pending, 0);
+		(void)shutdown(sock(ep), SHUT_WR);
+	}
+	return false;
+}
+
+static void pull(struct inet_ep *ep, bool arm);
+
+/* After a flusher let wlock go: a failed send is reported by the read
+ * side, a listener whose connection ended may listen again. */
+static void after_flush(struct inet_ep *ep)
+{
+	struct tcp_pp *pp = PP(ep);
+
+	if (LOAD(pp->werr) != 0)
+		pull(ep, true);
+	if (LOAD(pp->relisten))
+		qenable(ep->wq);	/* listen again (tcp_wsrv) */
+}
+
+/* Flush unless another thread is: it then sees flush_again. */
+static void flush(struct inet_ep *ep)
+{
+	struct tcp_pp *pp = PP(ep);
+	bool blocked;
+
+	for (;;) {
+		if (!strtrylock(&pp->wlock)) {
+			STORE(pp->flush_again, 1);
+			if (!strtrylock(&pp->wlock))
+				return;	/* the holder will look again */
+		}
+		STORE(pp->flush_again, 0);
+		blocked = flush_locked(ep, NULL);
+		strunlock(&pp->wlock);
+		if (blocked)
+			return;		/* POLLOUT comes back */
+		if (!__atomic_exchange_n(&pp->flush_again, 0, __ATOMIC_ACQ_REL))
+			break;
+	}
+	after_flush(ep);
+}
+
+/* ---- data requests ---- */
+
+static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
+{
+	struct tcp_pp *pp = PP(ep);
+	const unsigned char *opt = NULL;
+	size_t dlen, optlen = 0;
+	bool ex = false, more = false, direct = false;
+	mblk_t *m;
+
+	if (prim < 0) {
+		dlen = msgdsize(mp);
+	} else {
+		if (!data_only(mp)) {
+			tpi_fatal(ep->wq, mp, EPROTO);
+			return;
+		}
+		if (prim == T_OPTDATA_REQ) {
+			struct T_optdata_req od;
+
+			memcpy(&od, mp->b_rptr, sizeof(od));
+			ex = (od.DATA_flag & T_ODF_EX) != 0;
+			more = (od.DATA_flag & T_ODF_MORE) != 0;
+			opt = tpi_region(mp, od.OPT_offset, od.OPT_length);
+			optlen = (size_t)od.OPT_length;
+		} else {
+			struct T_data_req d;
+
+			memcpy(&d, mp->b_rptr, sizeof(d));
+			ex = prim == T_EXDATA_REQ;
+			more = d.MORE_flag != 0;
+		}
+		dlen = tpi_datalen(mp);
+	}
+	if (ep->pr->tidu > 0 && dlen > (size_t)ep->pr->tidu) {
+		tpi_fatal(ep->wq, mp, EPROTO);
+		return;
+	}
+	inet_lock(ep);
+	if (ep->state == TS_IDLE) {
+		/* raced with a disconnect: TPI says drop it */
+		inet_unlock(ep);
+		freemsg(mp);
+		return;
+	}
+	if (!tpi_allowed(ep->state, T_DATA_REQ) ||
+	    (optlen > 0 && inet_assoc_opts(ep, opt, optlen) != 0)) {
+		inet_unlock(ep);
+		tpi_fatal(ep->wq, mp, EPROTO);
+		return;
+	}
+	INET_COUNT(ep, tx_msgs, 1);
+	INET_COUNT(ep, tx_bytes, dlen);
+	if (dlen == 0) {
+		/* nothing goes on a byte stream */
+		inet_unlock(ep);
+		INET_COUNT(ep, tx_sent, 1);
+		freemsg(mp);
+		return;
+	}
+	if (ex) {
+		m = mp;			/* its M_PROTO block marks MSG_OOB */
+	} else if (prim < 0) {
+		m = mp;
+	} else {
+		m = mp->b_cont;
+		mp->b_cont = NULL;
+		freeb(mp);
+	}
+	if (__atomic_load_n(&ep->wq->q_first, __ATOMIC_RELAXED) == NULL &&
+	    !LOAD(pp->fin_pending) &&
+	    (!ep->pr->fast ||
+	     (!more && now_ns() - __atomic_load_n(&pp->last_tx,
+						  __ATOMIC_RELAXED) >
+			   TCP_IDLE_NS)))
+		direct = strtrylock(&pp->wlock);
+	if (!direct) {
+		if (!putq(ep->wq, m)) {
+			INET_COUNT(ep, tx_drops, 1);
+			freemsg(m);
+		}
+		__atomic_add_fetch(&pp->nq, 1, __ATOMIC_RELAXED);
+	}
+	inet_unlock(ep);
+	if (direct) {
+		bool blocked = flush_locked(ep, m);
+
+		strunlock(&pp->wlock);
+		if (!blocked && LOAD(pp->flush_again))
+			flush(ep);
+		else if (!blocked)
+			after_flush(ep);
+		return;
+	}
+	if (!ep->pr->fast) {
+		/* the holder of wlock sees flush_again; a blocked socket
+		 * is served when POLLOUT comes */
+		if (!LOAD(pp->wblocked))
+			flush(ep);
+		return;
+	}
+	if (LOAD(pp->nq) >= TCP_BATCH ||
+	    __atomic_load_n(&ep->wq->q_count, __ATOMIC_RELAXED) >=
+		    TCP_BATCH_BYTES)
+		flush(ep);
+	else if (!LOAD(pp->wblocked))
+		kick_out(ep);	/* the I/O thread flushes soon */
+}
+
+static void tcp_ordrel_req(struct inet_ep *ep, mblk_t *mp)
+{
+	struct tcp_pp *pp = PP(ep);
+
+	if (!data_only(mp) || tpi_datalen(mp) > 0) {
+		tpi_fatal(ep->wq, mp, EPROTO);	/* no ORDRELDATA on TCP */
+		return;
+	}
+	inet_lock(ep);
+	switch (ep->state) {
+	case TS_IDLE:
+		break;		/* raced with a disconnect, as for data */
+	case TS_DATA_XFER:
+		ep->state = TS_WIND_ORDREL;
+		STORE(pp->fin_pending, 1);
+		break;
+	case TS_WREQ_ORDREL:
+		ep->state = TS_IDLE;
+		pp->stale = true;
+		STORE(pp->fin_pending, 1);
+		relisten(ep);
+		break;
+	default:
+		inet_unlock(ep);
+		tpi_fatal(ep->wq, mp, EPROTO);
+		return;
+	}
+	inet_unlock(ep);
+	freemsg(mp);
+	flush(ep);
+}
+
+/* ---- the read side ---- */
+
+/* A receive block of the cache (rlock held). */
+static mblk_t *rx_block(struct tcp_pp *pp, unsigned i)
+{
+	if (pp->rxb[i] == NULL)
+		pp->rxb[i] = allocb(pp->rbsize, BPRI_MED);
+	return pp->rxb[i];
+}
+
+/* Send n bytes of block i up as a T_DATA_IND (rlock held). */
+static bool rx_up(struct inet_ep *ep, unsigned i, size_t n)
+{
+	struct tcp_pp *pp = PP(ep);
+	struct T_data_ind di = { T_DATA_IND, 0 };
+	mblk_t *hd = tpi_proto(sizeof(di), M_PROTO), *b = pp->rxb[i];
+
+	if (hd == NULL)
+		return false;
+	memcpy(hd->b_rptr, &di, sizeof(di));
+	if (n <= TCP_SMALL && n < pp->rbsize / 2) {
+		/* a short piece gets a block of its size: the big one stays
+		 * for the next read */
+		mblk_t *s = allocb(n, BPRI_MED);
+
+		if (s == NULL) {
+			freeb(hd);
+			return false;
+		}
+		memcpy(s->b_wptr, b->b_rptr, n);
+		s->b_wptr += n;
+		hd->b_cont = s;
+	} else {
+		b->b_wptr = b->b_rptr + n;
+		hd->b_cont = b;
+		pp->rxb[i] = NULL;
+	}
+	INET_COUNT(ep, rx_msgs, 1);
+	INET_COUNT(ep, rx_bytes, n);
+	inet_up(ep, hd);
+	return true;
+}
+
+/* One read: bytes sent up, 0 at end of file, -1 with *err. */
+static ssize_t rx_data(struct inet_ep *ep, int *err)
+{
+	struct tcp_pp *pp = PP(ep);
+	struct iovec iov[TCP_RDBLK];
+	unsigned i, nb = 1;
+	ssize_t r;
+	size_t left;
+
+	if (ep->pr->fast) {
+		nb = (unsigned)(TCP_RDBYTES / pp->rbsize);
+		if (nb < 1)
+			nb = 1;
+		if (nb > TCP_RDBLK)
+			nb = TCP_RDBLK;
+	}
+	for (i = 0; i < nb; i++) {
+		mblk_t *b = rx_block(pp, i);
+
+		if (b == NULL) {
+			if (i == 0) {
+				*err = ENOMEM;
+				return -1;
+			}
+			break;
+		}
+		iov[i].iov_base = b->b_rptr;
+		iov[i].iov_len = pp->rbsize;
+	}
+	nb = i;
+	do
+		r = nb == 1 ? recv(sock(ep), iov[0].iov_base, iov[0].iov_len,
+				   MSG_DONTWAIT)
+			    : readv(sock(ep), iov, (int)nb);
+	while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		*err = errno == EWOULDBLOCK ? EAGAIN : errno;
+		return -1;
+	}
+	if (r == 0)
+		return 0;
+	INET_COUNT(ep, rx_calls, 1);
+	left = (size_t)r;
+	for (i = 0; i < nb && left > 0; i++) {
+		size_t n = left < pp->rbsize ? left : pp->rbsize;
+
+		if (!rx_up(ep, i, n)) {
+			/* no memory: what was read is lost -- say so */
+			*err = ENOMEM;
+			return -1;
+		}
+		left -= n;
+	}
+	return r;
+}
+
+/* Urgent data waiting?  Sent up as T_EXDATA_IND (rlock held). */
+static void rx_oob(struct inet_ep *ep)
+{
+	struct T_exdata_ind xi = { T_EXDATA_IND, 0 };
+	unsigned char c;
+	mblk_t *hd, *d;
+
+	if (recv(sock(ep), &c, 1, MSG_OOB | MSG_DONTWAIT) != 1)
+		return;
+	INET_COUNT(ep, rx_calls, 1);
+	hd = tpi_proto(sizeof(xi), M_PROTO);
+	d = allocb(1, BPRI_MED);
+	if (hd == NULL || d == NULL) {
+		freemsg(hd);
+		freemsg(d);
+		return;
+	}
+	memcpy(hd->b_rptr, &xi, sizeof(xi));
+	*d->b_wptr++ = c;
+	hd->b_cont = d;
+	hd->b_band = 1;
+	INET_COUNT(ep, rx_msgs, 1);
+	INET_COUNT(ep, rx_bytes, 1);
+	inet_up(ep, hd);
+}
+
+/* The peer's FIN (rlock held). */
+static void rx_eof(struct inet_ep *ep)
+{
+	struct tcp_pp *pp = PP(ep);
+
+	inet_lock(ep);
+	STORE(pp->rx_ok, 0);
+	if (ep->state == TS_DATA_XFER) {
+		ep->state = TS_WREQ_ORDREL;
+		send_ordrel(ep);
+	} else if (ep->state == TS_WIND_ORDREL) {
+		ep->state = TS_IDLE;
+		pp->stale = true;
+		send_ordrel(ep);
+		relisten(ep);
+	}
+	inet_unlock(ep);
+}
+
+/* The connection is gone (rlock held): T_DISCON_IND. */
+static void conn_lost(struct inet_ep *ep, int err)
+{
+	struct tcp_pp *pp = PP(ep);
+
+	if (err == EPIPE)
+		err = ECONNRESET;
+	inet_lock(ep);
+	STORE(pp->rx_ok, 0);
+	if (connected_state(ep->state)) {
+		strlock(&pp->wlock);
+		flushq(ep->wq, FLUSHALL);
+		STORE(pp->fin_pending, 0);
+		strunlock(&pp->wlock);
+		STORE(pp->werr, 0);
+		ep->state = TS_IDLE;
+		pp->stale = true;
+		send_discon(ep, err, -1);
+		relisten(ep);
+	} else {
+		STORE(pp->werr, 0);
+	}
+	inet_unlock(ep);
+}
+
+/* One pass of pulling, rlock held. */
+static void pull_locked(struct inet_ep *ep, bool arm)
+{
+	struct tcp_pp *pp = PP(ep);
+	int err, n;
+
+	if (LOAD(pp->listening)) {
+		accept_more(ep);
+		return;
+	}
+	if ((err = LOAD(pp->werr)) != 0) {
+		conn_lost(ep, err);
+		return;
+	}
+	for (n = 0; LOAD(pp->rx_ok); n++) {
+		ssize_t r;
+
+		if (!canput(ep->rq) || inet_rfull(ep, 0))
+			return;		/* the read service procedure pulls */
+		if (n == TCP_PULL_MAX) {
+			if (arm)	/* more to read: let the I/O thread */
+				(void)str_kev_rearm(&ep->ke, POLLIN);
+			return;
+		}
+		r = rx_data(ep, &err);
+		if (r > 0)
+			continue;
+		if (r == 0) {
+			if ((err = LOAD(pp->werr)) != 0)
+				conn_lost(ep, err);
+			else
+				rx_eof(ep);
+			return;
+		}
+		if (err == EAGAIN) {
+			rx_oob(ep);
+			if (arm)
+				(void)str_kev_rearm(&ep->ke, POLLIN);
+			return;
+		}
+		if (err == ENOMEM)
+			return;		/* the next pull tries again */
+		conn_lost(ep, err);
+		return;
+	}
+}
+
+/*
+ * Pull, unless another thread is pulling: then leave it a note
+ * (pull_again, with the arm request) that it reads after unlocking.
+ */
+static void pull(struct inet_ep *ep, bool arm)
+{
+	struct tcp_pp *pp = PP(ep);
+	int note = arm ? 2 : 1;
+
+	for (;;) {
+		if (!strtrylock(&pp->rlock)) {
+			__atomic_or_fetch(&pp->pull_again, note,
+					  __ATOMIC_SEQ_CST);
+			if (!strtrylock(&pp->rlock))
+				return;	/* the holder will see the note */
+		}
+		__atomic_and_fetch(&pp->pull_again, ~note, __ATOMIC_SEQ_CST);
+		pull_locked(ep, (note & 2) != 0);
+		strunlock(&pp->rlock);
+		note = __atomic_exchange_n(&pp->pull_again, 0,
+					   __ATOMIC_SEQ_CST);
+		if (note == 0)
+			break;
+	}
+}
+
+/* ---- connecting ---- */
+
+/* The outcome of connect() (POLLOUT or an error in TS_WCON_CREQ). */
+static void conn_done(struct inet_ep *ep)
+{
+	struct tcp_pp *pp = PP(ep);
+	struct T_conn_con cc = { T_CONN_CON, 0, 0, 0, 0 };
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss), el = sizeof(int);
+	size_t off = sizeof(cc);
+	int err = 0, fd;
+	mblk_t *con;
+	bool up = false;
+
+	con = tpi_proto(sizeof(cc) + INET_ADDR_SIZE + 8, M_PROTO);
+	inet_lock(ep);
+	if (ep->state != TS_WCON_CREQ) {
+		inet_unlock(ep);
+		freemsg(con);
+		return;
+	}
+	fd = sock(ep);
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
+		err = errno;
+	if (err == 0 && getpeername(fd, (struct sockaddr *)&ss, &sl) != 0) {
+		if (errno == ENOTCONN) {
+			/* not yet (a spurious report): wait on */
+			inet_unlock(ep);
+			freemsg(con);
+			(void)str_kev_rearm(&ep->ke, POLLOUT);
+			return;
+		}
+		err = errno;
+	}
+	STORE(pp->wcon, 0);
+	if (err == 0 && con != NULL) {
+		memcpy(&ep->raddr, &ss, sizeof(ss));
+		ep->raddrlen = inet_addr_len(&ss);
+		cc.RES_length = (t_scalar_t)ep->raddrlen;
+		cc.RES_offset = tpi_put_bytes(con, &off, &ss, ep->raddrlen);
+		memcpy(con->b_rptr, &cc, sizeof(cc));
+		ep->state = TS_DATA_XFER;
+		inet_up(ep, con);
+		STORE(pp->rx_ok, 1);
+		up = true;
+	} else {
+		freemsg(con);
+		if (err == 0) {
+			err = ENOMEM;
+			set_linger0(fd);
+		}
+		ep->state = TS_IDLE;
+		pp->stale = true;
+		ep->raddrlen = 0;
+		send_discon(ep, err, -1);
+	}
+	inet_unlock(ep);
+	if (up && inet_waited_for(ep))
+		pull(ep, true);
+}
+
+static void tcp_conn_req(struct inet_ep *ep, mblk_t *mp)
+{
+	struct tcp_pp *pp = PP(ep);
+	struct T_conn_req r;
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	mblk_t *ok;
+	int err, rc, e;
+
+	memcpy(&r, mp->b_rptr, sizeof(r));
+	if (!data_only(mp) || tpi_datalen(mp) > 0) {
+		inet_error_ack(ep, mp, T_CONN_REQ, TBADDATA, 0);
+		return;
+	}
+	ok = tpi_proto(sizeof(struct T_ok_ack), M_PCPROTO);
+	if (ok == NULL) {
+		inet_error_ack(ep, mp, T_CONN_REQ, TSYSERR, ENOMEM);
+		return;
+	}
+	inet_lock(ep);
+	if (ep->state != TS_IDLE || ep->qlen > 0) {
+		err = TOUTSTATE;	/* a listener does not call out */
+		goto fail;
+	}
+	err = inet_addr_in(ep, tpi_region(mp, r.DEST_offset, r.DEST_length),
+			   r.DEST_length, true, &ss, &sl);
+	if (err != 0)
+		goto fail;
+	if (pp->stale && (e = renew(ep, false)) != 0) {
+		err = TSYSERR;
+		inet_unlock(ep);
+		freemsg(ok);
+		inet_error_ack(ep, mp, T_CONN_REQ, err, e);
+		return;
+	}
+	if (r.OPT_length > 0 &&
+	    inet_assoc_opts(ep, tpi_region(mp, r.OPT_offset, r.OPT_length),
+			    (size_t)r.OPT_length) != 0) {
+		err = TBADOPT;
+		goto fail;
+	}
+	rc = connect(sock(ep), (struct sockaddr *)&ss, sl);
+	e = rc == 0 ? 0 : errno;
+	if (rc == 0 || e == EINPROGRESS || e == EINTR || e == EAGAIN) {
+		struct T_ok_ack oa = { T_OK_ACK, T_CONN_REQ };
+
+		memcpy(ok->b_rptr, &oa, sizeof(oa));
+		ep->state = TS_WCON_CREQ;
+		memcpy(&ep->raddr, &ss, sizeof(ss));
+		ep->raddrlen = sl;
+		STORE(pp->wcon, 1);
+		inet_up(ep, ok);
+		inet_unlock(ep);
+		freemsg(mp);
+		(void)str_kev_rearm(&ep->ke, POLLOUT);
+		return;
+	}
+	if (e == ECONNREFUSED || e == ENETUNREACH || e == EHOSTUNREACH ||
+	    e == ETIMEDOUT || e == ECONNRESET) {
+		/* failed at once: accepted, then disconnected */
+		struct T_ok_ack oa = { T_OK_ACK, T_CONN_REQ };
+
+		memcpy(ok->b_rptr, &oa, sizeof(oa));
+		inet_up(ep, ok);
+		pp->stale = true;
+		send_discon(ep, e, -1);
+		inet_unlock(ep);
+		freemsg(mp);
+		return;
+	}
+	pp->stale = true;	/* a socket a connect failed on */
+	inet_unlock(ep);
+	freemsg(ok);
+	err = inet_tli_error(e);
+	inet_error_ack(ep, mp, T_CONN_REQ, err, e);
+	return;
+fail:
+	inet_unlock(ep);
+	freemsg(ok);
+	inet_error_ack(ep, mp, T_CONN_REQ, err, 0);
+}
+
+/* ---- T_CONN_RES ---- */
+
+static void lock2(struct inet_ep *a, struct inet_ep *b)
+{
+	if (a == b) {
+		inet_lock(a);
+	} else if (a < b) {
+		inet_lock(a);
+		inet_lock(b);
+	} else {
+		inet_lock(b);
+		inet_lock(a);
+	}
+}
+
+static void unlock2(struct inet_ep *a, struct inet_ep *b)
+{
+	inet_unlock(a);
+	if (a != b)
+		inet_unlock(b);
+}
+
+static void tcp_conn_res(struct inet_ep *ep, mblk_t *mp)
+{
+	struct tcp_pp *pp = PP(ep), *ap;
+	struct T_conn_res r;
+	struct inet_ep *acc = ep;
+	struct tcp_pend *p;
+	struct sockaddr_storage la;
+	socklen_t ll = sizeof(la);
+	int err = 0, uerr = 0, fam;
+	bool held = false;
+
+	memcpy(&r, mp->b_rptr, sizeof(r));
+	if (!data_only(mp) || tpi_datalen(mp) > 0) {
+		inet_error_ack(ep, mp, T_CONN_RES, TBADDATA, 0);
+		return;
+	}
+	if (r.ACCEPTOR_id != 0 && r.ACCEPTOR_id != ep->token) {
+		inet_token_hold();
+		held = true;
+		acc = inet_acceptor(ep->pr, r.ACCEPTOR_id, &err);
+		if (acc == NULL) {
+			inet_token_rele();
+			inet_error_ack(ep, mp, T_CONN_RES, err, 0);
+			return;
+		}
+	}
+	ap = PP(acc);
+	strlock(&pp->rlock);	/* no accept in flight on the listener */
+	lock2(ep, acc);
+	if (ep->state != TS_WRES_CIND)
+		err = TOUTSTATE;
+	else if (acc == ep)
+		err = pp->npend > 1 ? TINDOUT : 0;
+	else if (acc->qlen > 0)
+		err = TRESQLEN;
+	else if (acc->state != TS_IDLE && acc->state != TS_UNBND)
+		err = TOUTSTATE;
+	if (err == 0 && !pend_has(ep, r.SEQ_number))
+		err = TBADSEQ;
+	if (err == 0 && r.OPT_length > 0 &&
+	    inet_assoc_opts(acc, tpi_region(mp, r.OPT_offset, r.OPT_length),
+			    (size_t)r.OPT_length) != 0)
+		err = TBADOPT;
+	if (err != 0)
+		goto fail;
+	p = pend_take(ep, r.SEQ_number);
+	fam = p->addr.ss_family;
+	if (acc == ep)
+		STORE(pp->listening, 0);
+	/* the acceptor's old socket may still be finishing a connection */
+	strlock(&ap->wlock);
+	flushq(acc->wq, FLUSHALL);
+	STORE(ap->fin_pending, 0);
+	STORE(ap->wblocked, 0);
+	uerr = inet_socket_adopt(acc, p->fd, fam);
+	strunlock(&ap->wlock);
+	if (uerr != 0) {
+		pend_close(p);
+		if (acc == ep && ep->qlen > 0) {
+			pp->stale = true;
+			(void)renew(ep, false);
+		}
+		if (ep->state == TS_WRES_CIND && pp->npend == 0)
+			ep->state = TS_IDLE;
+		err = TSYSERR;
+		goto fail;
+	}
+	acc->family = fam;
+	if (acc->state == TS_UNBND || acc->laddrlen == 0 || acc == ep) {
+		if (getsockname(p->fd, (struct sockaddr *)&la, &ll) == 0) {
+			acc->laddr = la;
+			acc->laddrlen = ll;
+		}
+	}
+	memcpy(&acc->raddr, &p->addr, sizeof(p->addr));
+	acc->raddrlen = inet_addr_len(&p->addr);
+	ap->stale = false;
+	STORE(ap->werr, 0);
+	STORE(ap->wcon, 0);
+	acc->state = TS_DATA_XFER;
+	if (acc != ep && pp->npend == 0)
+		ep->state = TS_IDLE;
+	free(p);
+	inet_ok_ack(ep, mp, T_CONN_RES);
+	STORE(ap->rx_ok, 1);
+	unlock2(ep, acc);
+	strunlock(&pp->rlock);
+	if (inet_waited_for(acc))
+		pull(acc, true);
+	if (acc != ep)
+		pull(ep, true);		/* room for another indication */
+	if (held)
+		inet_token_rele();
+	return;
+fail:
+	unlock2(ep, acc);
+	strunlock(&pp->rlock);
+	if (held)
+		inet_token_rele();
+	inet_error_ack(ep, mp, T_CONN_RES, err, uerr);
+}
+
+/* ---- T_DISCON_REQ ---- */
+
+static void tcp_discon_req(struct inet_ep *ep, mblk_t *mp)
+{
+	struct tcp_pp *pp = PP(ep);
+	struct T_discon_req r;
+	struct tcp_pend *p;
+	mblk_t *fl;
+	int err = 0, e;
+	bool more = false;
+
+	memcpy(&r, mp->b_rptr, sizeof(r));
+	if (!data_only(mp) || tpi_datalen(mp) > 0) {
+		inet_error_ack(ep, mp, T_DISCON_REQ, TBADDATA, 0);
+		return;
+	}
+	if ((fl = tpi_proto(1, M_FLUSH)) == NULL) {
+		inet_error_ack(ep, mp, T_DISCON_REQ, TSYSERR, ENOMEM);
+		return;
+	}
+	fl->b_rptr[0] = FLUSHRW;
+	strlock(&pp->rlock);
+	inet_lock(ep);
+	switch (ep->state) {
+	case TS_WCON_CREQ:
+		/* withdraw the attempt: a reset if it got through */
+		ep->state = TS_IDLE;
+		ep->raddrlen = 0;
+		if ((e = renew(ep, true)) != 0)
+			pp->stale = true;
+		break;
+	case TS_WRES_CIND:
+		if ((p = pend_take(ep, r.SEQ_number)) == NULL) {
+			err = TBADSEQ;
+			break;
+		}
+		pend_close(p);
+		if (pp->npend == 0)
+			ep->state = TS_IDLE;
+		more = true;
+		break;
+	case TS_DATA_XFER:
+	case TS_WIND_ORDREL:
+	case TS_WREQ_ORDREL:
+		STORE(pp->rx_ok, 0);
+		ep->state = TS_IDLE;
+		ep->raddrlen = 0;
+		pp->stale = true;
+		if (renew(ep, true) != 0)
+			pp->stale = true;
+		flushq(ep->rq, FLUSHDATA);
+		inet_up(ep, fl);
+		fl = NULL;
+		break;
+	default:
+		err = TOUTSTATE;
+		break;
+	}
+	if (err != 0) {
+		inet_unlock(ep);
+		strunlock(&pp->rlock);
+		freemsg(fl);
+		inet_error_ack(ep, mp, T_DISCON_REQ, err, 0);
+		return;
+	}
+	inet_ok_ack(ep, mp, T_DISCON_REQ);
+	inet_unlock(ep);
+	strunlock(&pp->rlock);
+	freemsg(fl);
+	if (more)
+		pull(ep, true);		/* room for another indication */
+}
+
+/* ---- struct inet_ops ---- */
+
+static int tcp_open(struct inet_ep *ep)
+{
+	struct tcp_pp *pp = calloc(1, sizeof(*pp));
+
+	if (pp == NULL)
+		return ENOMEM;
+	pp->next_seq = 1;
+	pp->rbsize = ep->pr->tidu > 0 ? (size_t)ep->pr->tidu : 65536;
+	if (pp->rbsize > TCP_RDBYTES)
+		pp->rbsize = TCP_RDBYTES;
+	ep->pp = pp;
+	if (ep->pr->fast)
+		noenable(ep->wq);	/* we decide when a batch goes */
+	return 0;
+}
+
+static void tcp_close(struct inet_ep *ep)
+{
+	struct tcp_pp *pp = PP(ep);
+
+	if (pp == NULL)
+		return;
+	/* no more runs from the I/O thread (the common part's detach
+	 * after this is then a no-op) */
+	str_kev_detach(&ep->ke);
+	inet_lock(ep);
+	pend_close_all(ep);
+	STORE(pp->listening, 0);
+	if (connected_state(ep->state) || ep->state == TS_WCON_CREQ)
+		set_linger0(sock(ep));	/* closing a connection aborts it */
+	inet_unlock(ep);
+	for (unsigned i = 0; i < TCP_RDBLK; i++)
+		freemsg(pp->rxb[i]);
+	ep->pp = NULL;
+	free(pp);
+}
+
+static void tcp_req(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
+{
+	switch (prim) {
+	case -1:
+	case T_DATA_REQ:
+	case T_EXDATA_REQ:
+	case T_OPTDATA_REQ:
+		tcp_data(ep, mp, prim);
+		break;
+	case T_CONN_REQ:
+		tcp_conn_req(ep, mp);
+		break;
+	case T_CONN_RES:
+		tcp_conn_res(ep, mp);
+		break;
+	case T_DISCON_REQ:
+		tcp_discon_req(ep, mp);
+		break;
+	case T_ORDREL_REQ:
+		tcp_ordrel_req(ep, mp);
+		break;
+	case T_UNITDATA_REQ:
+		tpi_fatal(ep->wq, mp, EPROTO);
+		break;
+	default:
+		inet_error_ack(ep, mp, prim, TNOTSUPPORT, 0);
+		break;
+	}
+}
+
+static int tcp_bound(struct inet_ep *ep, int *unixerr)
+{
+	struct tcp_pp *pp = PP(ep);
+
+	pp->stale = false;
+	if (ep->qlen > TCP_MAXQLEN)
+		ep->qlen = TCP_MAXQLEN;
+	if (ep->qlen == 0)
+		return 0;
+	if (listen(sock(ep), (int)ep->qlen) != 0) {
+		*unixerr = errno;
+		return inet_tli_error(errno);
+	}
+	pp->next_seq = pp->next_seq > 0 ? pp->next_seq : 1;
+	STORE(pp->listening, 1);
+	(void)str_kev_rearm(&ep->ke, POLLIN);
+	return 0;
+}
+
+static void tcp_unbound(struct inet_ep *ep)
+{
+	struct tcp_pp *pp = PP(ep);
+
+	pend_close_all(ep);
+	STORE(pp->listening, 0);
+	STORE(pp->rx_ok, 0);
+	strlock(&pp->wlock);	/* what an old connection still sent */
+	flushq(ep->wq, FLUSHALL);
+	STORE(pp->fin_pending, 0);
+	STORE(pp->wblocked, 0);
+	strunlock(&pp->wlock);
+	STORE(pp->werr, 0);
+	pp->stale = false;
+}
+
+static void tcp_wsrv(struct inet_ep *ep)
+{
+	struct tcp_pp *pp = PP(ep);
+
+	flush(ep);
+	/* a listener whose connection ended and whose data is sent
+	 * listens again */
+	if (LOAD(pp->relisten)) {
+		strlock(&pp->rlock);
+		inet_lock(ep);
+		if (pp->stale && ep->state == TS_IDLE &&
+		    __atomic_load_n(&ep->wq->q_first, __ATOMIC_RELAXED) ==
+			    NULL && !LOAD(pp->fin_pending))
+			(void)renew(ep, false);
+		inet_unlock(ep);
+		strunlock(&pp->rlock);
+	}
+}
+
+static void tcp_rsrv(struct inet_ep *ep)
+{
+	mblk_t *mp;
+
+	/* what waits on our read queue goes first */
+	while ((mp = getq(ep->rq)) != NULL) {
+		if (mp->b_datap->db_type < QPCTL &&
+		    !bcanputnext(ep->rq, mp->b_band)) {
+			putbq(ep->rq, mp);
+			return;
+		}
+		putnext(ep->rq, mp);
+	}
+	/* a reader reading pulls for itself; a sleeping one, or a
+	 * watcher, needs us to go on now that the head has room */
+	if (inet_waited_for(ep) || LOAD(PP(ep)->listening))
+		pull(ep, true);
+}
+
+static void tcp_run(struct inet_ep *ep, unsigned revents)
+{
+	struct tcp_pp *pp = PP(ep);
+
+	if (pp == NULL)
+		return;
+	if (revents & (KEV_PULL | KEV_WAIT)) {
+		pull(ep, (revents & KEV_WAIT) != 0 || inet_waited_for(ep));
+		return;
+	}
+	/* the I/O thread */
+	if (LOAD(pp->wcon) && (revents & (POLLOUT | POLLERR | POLLHUP)))
+		conn_done(ep);
+	if (revents & (POLLOUT | POLLERR | POLLHUP)) {
+		STORE(pp->wblocked, 0);
+		flush(ep);
+	}
+	if ((revents & (POLLIN | POLLERR | POLLHUP)) &&
+	    (inet_waited_for(ep) || LOAD(pp->listening) || LOAD(pp->werr)))
+		pull(ep, true);
+	/* a one-shot report disarms every event: ask again for what is
+	 * still wanted */
+	if (LOAD(pp->wblocked) || LOAD(pp->wcon))
+		(void)str_kev_rearm(&ep->ke, POLLOUT);
+	if (LOAD(pp->rx_ok) && inet_waited_for(ep) && canput(ep->rq) &&
+	    !inet_rfull(ep, 0))
+		(void)str_kev_rearm(&ep->ke, POLLIN);
+}
+
+static void tcp_wflush(struct inet_ep *ep)
+{
+	struct tcp_pp *pp = PP(ep);
+
+	/* a release waiting behind flushed data may go now */
+	if (LOAD(pp->fin_pending))
+		kick_out(ep);
+}
+
+const struct inet_ops inet_tcp_ops = {
+	.open = tcp_open,
+	.close = tcp_close,
+	.req = tcp_req,
+	.bound = tcp_bound,
+	.unbound = tcp_unbound,
+	.wsrv = tcp_wsrv,
+	.rsrv = tcp_rsrv,
+	.run = tcp_run,
+	.wflush = tcp_wflush,
+};
