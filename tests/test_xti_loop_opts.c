@@ -139,6 +139,15 @@ static t_uscalar_t val(const struct t_opthdr *h)
 	}								\
 } while (0)
 
+/* The five unprivileged XTI_GENERIC options of an answer, T_SUCCESS. */
+#define CHECK_GENERIC(o, on, secs, rbuf, rlow, sbuf, slow) do {	\
+	CHECK_LINGER(o, T_SUCCESS, on, secs);				\
+	CHECK_OPT(o, XTI_RCVBUF, T_SUCCESS, rbuf);			\
+	CHECK_OPT(o, XTI_RCVLOWAT, T_SUCCESS, rlow);			\
+	CHECK_OPT(o, XTI_SNDBUF, T_SUCCESS, sbuf);			\
+	CHECK_OPT(o, XTI_SNDLOWAT, T_SUCCESS, slow);			\
+} while (0)
+
 /* Options of T_ALLOPT at XTI_GENERIC in an answer: the five (XTI_DEBUG
  * too when privileged), every one at XTI_GENERIC. */
 static void check_all_generic(struct obuf *o)
@@ -173,11 +182,7 @@ static void test_defaults(const char *dev)
 	CHECK_RET(mgmt(fd, T_DEFAULT, &in, &out, &res), 0);
 	CHECK_EQ(res, T_SUCCESS);
 	check_all_generic(&out);
-	CHECK_LINGER(&out, T_SUCCESS, T_NO, T_UNSPEC);
-	CHECK_OPT(&out, XTI_RCVBUF, T_SUCCESS, 65536);
-	CHECK_OPT(&out, XTI_SNDBUF, T_SUCCESS, 65536);
-	CHECK_OPT(&out, XTI_RCVLOWAT, T_SUCCESS, 1);
-	CHECK_OPT(&out, XTI_SNDLOWAT, T_SUCCESS, 1);
+	CHECK_GENERIC(&out, T_NO, T_UNSPEC, 65536, 1, 65536, 1);
 	CHECK_RET(t_close(fd), 0);
 }
 
@@ -207,11 +212,7 @@ static void test_negotiate(void)
 			CHECK_EQ(h->name, order[i]);
 	}
 	CHECK(nth(&out, 5) == NULL);
-	CHECK_LINGER(&out, T_SUCCESS, T_YES, 5);
-	CHECK_OPT(&out, XTI_RCVBUF, T_SUCCESS, 8192);
-	CHECK_OPT(&out, XTI_RCVLOWAT, T_SUCCESS, 10);
-	CHECK_OPT(&out, XTI_SNDBUF, T_SUCCESS, 16384);
-	CHECK_OPT(&out, XTI_SNDLOWAT, T_SUCCESS, 20);
+	CHECK_GENERIC(&out, T_YES, 5, 8192, 10, 16384, 20);
 	CHECK_STATE(fd, T_UNBND);
 	/* T_CURRENT: one option, and all of them */
 	memset(&in, 0, sizeof(in));
@@ -223,11 +224,7 @@ static void test_negotiate(void)
 	CHECK_RET(mgmt(fd, T_CURRENT, &in, &out, &res), 0);
 	CHECK_EQ(res, T_SUCCESS);
 	check_all_generic(&out);
-	CHECK_LINGER(&out, T_SUCCESS, T_YES, 5);
-	CHECK_OPT(&out, XTI_RCVBUF, T_SUCCESS, 8192);
-	CHECK_OPT(&out, XTI_RCVLOWAT, T_SUCCESS, 10);
-	CHECK_OPT(&out, XTI_SNDBUF, T_SUCCESS, 16384);
-	CHECK_OPT(&out, XTI_SNDLOWAT, T_SUCCESS, 20);
+	CHECK_GENERIC(&out, T_YES, 5, 8192, 10, 16384, 20);
 	/* defaults unchanged; another endpoint has its own */
 	CHECK_RET(mgmt(fd, T_DEFAULT, &in, &out, &res), 0);
 	CHECK_OPT(&out, XTI_RCVBUF, T_SUCCESS, 65536);
@@ -267,11 +264,7 @@ static void test_negotiate(void)
 	check_all_generic(&out);
 	CHECK_OPT(&out, XTI_SNDBUF, T_SUCCESS, 65536);
 	CHECK_RET(mgmt(fd, T_CURRENT, &in, &out, &res), 0);
-	CHECK_LINGER(&out, T_SUCCESS, T_NO, T_UNSPEC);
-	CHECK_OPT(&out, XTI_RCVBUF, T_SUCCESS, 65536);
-	CHECK_OPT(&out, XTI_RCVLOWAT, T_SUCCESS, 1);
-	CHECK_OPT(&out, XTI_SNDBUF, T_SUCCESS, 65536);
-	CHECK_OPT(&out, XTI_SNDLOWAT, T_SUCCESS, 1);
+	CHECK_GENERIC(&out, T_NO, T_UNSPEC, 65536, 1, 65536, 1);
 	CHECK_RET(t_close(other), 0);
 	CHECK_RET(t_close(fd), 0);
 }
