@@ -116,7 +116,8 @@ static int idle_ms = 200;
 static double grace_s = SP_GRACE_S;	/* hard deadline: testtime + this */
 
 /* --fault, for the tests of the watchdog: a child misbehaves on purpose */
-enum { FAULT_NONE, FAULT_HANG_TX, FAULT_HANG_RX, FAULT_DIE_TX, FAULT_DIE_RX };
+enum { FAULT_NONE, FAULT_HANG_TX, FAULT_HANG_RX, FAULT_DIE_TX, FAULT_DIE_RX,
+       FAULT_MUTE_RX };	/* RR server answers once, then never again */
 static int fault;
 
 static void maybe_fault(int hang, int die)
@@ -205,6 +206,7 @@ struct sp_result {
 	double elapsed;		/* sender: seconds it sent */
 	double drain;		/* receiver: seconds from DONE to the end */
 	int32_t drain_capped;
+	double rr_wait_max;	/* sender, RR: longest time without a reply */
 	char note[256];
 	char info[160];		/* the implementation's ep->info */
 };
@@ -275,6 +277,8 @@ static volatile sig_atomic_t tx_stop;
 
 /* a round trip in flight when time is up may finish within this many */
 #define SP_RR_FINISH_TICKS	20
+/* a wait for a reply this long is named in the point's note */
+#define SP_RR_WAIT_NOTE_S	0.1
 
 static void on_alarm(int sig)
 {
@@ -389,6 +393,8 @@ static int sender_run(struct sp_ep *ep, char *buf, struct sp_result *r)
 			}
 		}
 	} else {
+		double t_last = t0, t;
+
 		while (!tx_stop) {
 			int a = rr_xfer(ep, buf, 1, &tx_stop, NULL), b;
 
@@ -403,7 +409,14 @@ static int sender_run(struct sp_ep *ep, char *buf, struct sp_result *r)
 				break;
 			}
 			r->msgs++;
+			t = now_s();
+			if (t - t_last > r->rr_wait_max)
+				r->rr_wait_max = t - t_last;
+			t_last = t;
 		}
+		/* a round trip that never completed (a lost datagram) */
+		if (now_s() - t_last > r->rr_wait_max)
+			r->rr_wait_max = now_s() - t_last;
 	}
 	t1 = now_s();
 	disarm_timer();
@@ -592,6 +605,12 @@ static int receiver_run(struct sp_ep *ep, char *buf, struct sp_result *r)
 		if (b <= 0)
 			return b;
 		r->msgs++;
+		while (fault == FAULT_MUTE_RX &&
+		       !__atomic_load_n(&rx_stop, __ATOMIC_RELAXED)) {
+			struct timespec ts = { 0, 10 * 1000000L };
+
+			nanosleep(&ts, NULL);
+		}
 	}
 }
 
@@ -1045,6 +1064,13 @@ static int run_point(void)
 				l += snprintf(info + l, sizeof(info) - l,
 					      "%s: %s; ", i ? "sender" : "receiver",
 					      res[i].info);
+		if (point.test->mode == SP_MODE_RR &&
+		    res[1].rr_wait_max >= SP_RR_WAIT_NOTE_S)
+			l += snprintf(info + l, sizeof(info) - l,
+				      "the client once waited %.2f s for a "
+				      "reply (a lost message is not resent: "
+				      "it stalls the round trips until time "
+				      "is up); ", res[1].rr_wait_max);
 		if (point.test->mode == SP_MODE_STREAM &&
 		    res[0].msgs < res[1].msgs)
 			l += snprintf(info + l, sizeof(info) - l,
@@ -1174,7 +1200,8 @@ static void usage(FILE *f)
 "  --grace SECONDS   hard deadline is --time + SECONDS (default 30); then\n"
 "                    both processes are killed and the point is an error\n"
 "  --fault WHAT      for testing the watchdog: hang-tx, hang-rx, die-tx or\n"
-"                    die-rx makes that process hang or die after set-up\n"
+"                    die-rx makes that process hang or die after set-up;\n"
+"                    mute-rx: an RR server answers once, then no more\n"
 "  --list            print the tests and implementations as JSON\n"
 "\n"
 "Exit status: 0 ok or skipped, 1 measurement error (JSON still printed),\n"
@@ -1269,9 +1296,11 @@ int main(int argc, char **argv)
 				fault = FAULT_DIE_TX;
 			else if (!strcmp(optarg, "die-rx"))
 				fault = FAULT_DIE_RX;
+			else if (!strcmp(optarg, "mute-rx"))
+				fault = FAULT_MUTE_RX;
 			else
 				die_usage("--fault %s: want hang-tx, hang-rx, "
-					  "die-tx or die-rx", optarg);
+					  "die-tx, die-rx or mute-rx", optarg);
 			break;
 		case 'l':
 			list = 1;

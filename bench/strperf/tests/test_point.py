@@ -143,6 +143,19 @@ class TestPoints(unittest.TestCase):
             self.assertEqual(j["tx_msgs"], j["rx_msgs"])
             self.assertIn(j["server_msgs"] - j["tx_msgs"], (0, 1))
 
+    def test_stalled_round_trip_is_named(self):
+        # the server answers one request and then no more, as when a
+        # datagram is lost: the point is ok (1 round trip) and says so
+        rc, j, err = point("UDP_RR", "sockets", 64, 0.3, "--fault",
+                           "mute-rx")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(j["status"], "ok", j["note"])
+        self.assertEqual(j["tx_msgs"], 1)
+        self.assertIn("the client once waited", j["note"])
+        self.assertIn("not resent", j["note"])
+        rc, j, err = point("UDP_RR", "sockets", 64, 0.3)
+        self.assertNotIn("waited", j["note"])
+
     def test_nice(self):
         rc, j, err = point("TCP_STREAM", "sockets-nice", 64)
         self.assertEqual(rc, 0)
