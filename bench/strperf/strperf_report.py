@@ -834,11 +834,22 @@ def comparison_table(aggs, t):
 def verdict(aggs, tests, meta, paper_summ):
     """Plain-language sentences generated from the numbers."""
     out = []
-    measured = {(a["test"], a["impl"]) for a in aggs if a["n_ok"] > 0}
-    streams = sorted({i for t in tests for i in streams_impls(t)
-                      if (t["test"], i) in measured})
-    unmeasured = sorted({i for t in tests for i in streams_impls(t)
-                         if (t["test"], i) not in measured})
+    measured = {(a["test"], a["impl"], a["bufsize"]) for a in aggs
+                if a["n_ok"] > 0}
+
+    def rows_where(want):
+        """'TEST impl, impl; TEST impl' over the STREAMS rows."""
+        parts = []
+        for t in tests:
+            got = [i for i in streams_impls(t)
+                   if ((t["test"], i, t["bufsize"]) in measured) == want]
+            if got:
+                parts.append("%s%s %s" % (
+                    t["test"], "" if len(meta["bufsizes"]) == 1 else
+                    " (buffers %d)" % t["bufsize"], ", ".join(got)))
+        return "; ".join(parts)
+    streams = rows_where(True)
+    unmeasured = rows_where(False)
     for t in tests:
         name = t["test"] + (" (buffers %d)" % t["bufsize"]
                             if len(meta["bufsizes"]) > 1 else "")
@@ -901,7 +912,8 @@ def verdict(aggs, tests, meta, paper_summ):
                 out.append("The papers' artificial priorities (sender nice "
                            "-20, receiver +19) gave TCP sockets %.0f%% to "
                            "%.0f%% more messages/s below 1024 bytes on their "
-                           "uniprocessors (median %.0f%%); here, with %s "
+                           "mostly uniprocessor machines (median %.0f%%); "
+                           "here, with %s "
                            "cores, the same trick gives %.0f%%." %
                            (ps["min"], ps["max"], ps["median"],
                             meta["machine"].get("cores", "?"), lo))
@@ -913,11 +925,11 @@ def verdict(aggs, tests, meta, paper_summ):
                    "--repeat 3 or more before drawing conclusions." %
                    load_range(meta.get("_points", [])))
     if streams:
-        out.append("STREAMS rows measured: %s." % ", ".join(streams))
+        out.append("STREAMS rows measured: %s." % streams)
     if unmeasured:
         out.append("STREAMS rows with no measured point (skipped or failed "
                    "at every size; no number is shown for them): %s." %
-                   ", ".join(unmeasured))
+                   unmeasured)
     if not streams:
         out.append("No STREAMS implementation was measured in this run, so "
                    "it does not answer whether STREAMS is faster here. The "
