@@ -3,7 +3,8 @@
  * registered when the executive starts: echo, nuls, loop, mux, pipe (spx), clone,
  * the loopback transport providers ticlts, ticots, ticotsord (also opened as
  * /dev/ticlts, /dev/ticots, /dev/ticotsord); nullmod, pipemod, testmod,
- * timod, tirdwr.
+ * timod, tirdwr; the Internet providers (inet.c: /dev/udp, /dev/tcp,
+ * /dev/rawip, /dev/inet/udp, /dev/inet/tcp, /dev/inet/rawip).
  *
  * clone: opening /dev/streams/clone/<name> is a clone open of <name>; the
  * clone driver itself (major of "clone", minor = the target's major) is
@@ -21,6 +22,7 @@ extern struct cdevsw ticlts_cdev, ticots_cdev, ticotsord_cdev;
 extern struct cdevsw shmpipe_cdev;
 extern struct fmodsw nullmod_fmod, pipemod_fmod, testmod_fmod;
 extern struct fmodsw timod_fmod, tirdwr_fmod;
+void inet_register(void);
 
 static int clone_open(queue_t *q, dev_t *devp, int oflag, int sflag,
 		      cred_t *cr)
@@ -70,4 +72,5 @@ void strdrv_builtin_register(void)
 		if (strdev_alias(alias[i][0], alias[i][1], 1) < 0)
 			fprintf(stderr, "streams: cannot name %s\n",
 				alias[i][0]);
+	inet_register();
 }

@@ -791,7 +791,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 	size_t want = 0, iovoff = 0;
 	ssize_t copied = 0;
 	int err = 0, rdopt;
-	bool fault = false;
+	bool fault = false, pulled = false;
 
 	c.t = str_enter();
 	if ((f = sth_lookup(fd)) == NULL) {
@@ -848,6 +848,13 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 			if (want == 0)
 				break;
 			if (nonblocking(&c)) {
+				/* what the driver's kernel source already
+				 * has (a socket) is not "no data" */
+				if (!pulled && sth_has_kev(sh)) {
+					pulled = true;
+					sth_pull(sh, KEV_PULL);
+					continue;
+				}
 				err = EAGAIN;
 				break;
 			}
@@ -1062,7 +1069,7 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 	struct sthead *sh;
 	struct gm_want w;
 	int err = 0, ret = 0;
-	bool nonempty;
+	bool nonempty, pulled = false;
 
 	if (!pmsg) {
 		if (*flagsp == 0)
@@ -1118,6 +1125,11 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 				break;
 			}
 			if (nonblocking(&c)) {
+				if (!pulled && sth_has_kev(sh)) {
+					pulled = true;
+					sth_pull(sh, KEV_PULL);
+					continue;
+				}
 				err = EAGAIN;
 				break;
 			}

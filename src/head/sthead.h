@@ -225,6 +225,11 @@ static inline void sth_pull(struct sthead *sh, unsigned how)
 		ke->ke_run(ke, how);
 }
 
+static inline bool sth_has_kev(struct sthead *sh)
+{
+	return __atomic_load_n(&sh->sh_sd.sd_kev, __ATOMIC_RELAXED) != NULL;
+}
+
 /* A reader or poller is about to sleep until the driver's source has
  * more: counted first, then the driver pulls and arms its wake-up. */
 static inline void sth_kevwait_begin(struct sthead *sh)

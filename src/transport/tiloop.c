@@ -125,35 +125,6 @@ static struct tl_ns tl_ns_cotsord = TL_NS(&tl_info_cotsord, 3);
 
 static unsigned int tl_minor_next = 1;	/* atomic */
 
-/* ---- building answers ---- */
-
-mblk_t *tl_proto(size_t size, unsigned char type)
-{
-	mblk_t *bp = allocb(size, BPRI_HI);
-
-	if (bp == NULL)
-		return NULL;
-	bp->b_datap->db_type = type;
-	memset(bp->b_rptr, 0, size);
-	bp->b_wptr = bp->b_rptr + size;
-	return bp;
-}
-
-t_scalar_t tl_put_bytes(mblk_t *bp, size_t *off, const void *p, size_t n)
-{
-	size_t at = (*off + 3) & ~(size_t)3;	/* options stay aligned */
-
-	if (n == 0) {
-		bp->b_wptr = bp->b_rptr + *off;
-		return 0;
-	}
-	memset(bp->b_rptr + *off, 0, at - *off);
-	memcpy(bp->b_rptr + at, p, n);
-	*off = at + n;
-	bp->b_wptr = bp->b_rptr + *off;
-	return (t_scalar_t)at;
-}
-
 void tl_up(struct tl_ep *ep, mblk_t *mp)
 {
 	if (!putq(ep->rq, mp))
@@ -231,7 +202,7 @@ static bool connected_state(int st)
 
 static void tl_addr_req(struct tl_ep *ep, mblk_t *mp)
 {
-	mblk_t *bp = tl_proto(sizeof(struct T_addr_ack) + 2 * TL_ADDR_SIZE + 8,
+	mblk_t *bp = tpi_proto(sizeof(struct T_addr_ack) + 2 * TL_ADDR_SIZE + 8,
 			      M_PCPROTO);
 	struct T_addr_ack a = { T_ADDR_ACK, 0, 0, 0, 0 };
 	size_t off = sizeof(a);
@@ -244,12 +215,12 @@ static void tl_addr_req(struct tl_ep *ep, mblk_t *mp)
 	tl_lock(ep->ns);
 	if (ep->state != TS_UNBND && ep->addr.len > 0) {
 		a.LOCADDR_length = (t_scalar_t)ep->addr.len;
-		a.LOCADDR_offset = tl_put_bytes(bp, &off, ep->addr.b,
+		a.LOCADDR_offset = tpi_put_bytes(bp, &off, ep->addr.b,
 						ep->addr.len);
 	}
 	if (connected_state(ep->state) && ep->raddr.len > 0) {
 		a.REMADDR_length = (t_scalar_t)ep->raddr.len;
-		a.REMADDR_offset = tl_put_bytes(bp, &off, ep->raddr.b,
+		a.REMADDR_offset = tpi_put_bytes(bp, &off, ep->raddr.b,
 						ep->raddr.len);
 	}
 	tl_unlock(ep->ns);
@@ -301,7 +272,7 @@ static void tl_bind_req(struct tl_ep *ep, mblk_t *mp)
 		tl_error_ack(ep, mp, T_BIND_REQ, TBADADDR, 0);
 		return;
 	}
-	bp = tl_proto(sizeof(a) + TL_ADDR_SIZE + 4, M_PCPROTO);
+	bp = tpi_proto(sizeof(a) + TL_ADDR_SIZE + 4, M_PCPROTO);
 	if (bp == NULL) {
 		tl_error_ack(ep, mp, T_BIND_REQ, TSYSERR, ENOMEM);
 		return;
@@ -326,7 +297,7 @@ static void tl_bind_req(struct tl_ep *ep, mblk_t *mp)
 							: r.CONIND_number;
 	a.CONIND_number = ep->qlen;
 	a.ADDR_length = (t_scalar_t)ep->addr.len;
-	a.ADDR_offset = tl_put_bytes(bp, &off, ep->addr.b, ep->addr.len);
+	a.ADDR_offset = tpi_put_bytes(bp, &off, ep->addr.b, ep->addr.len);
 	tl_unlock(ep->ns);
 	memcpy(bp->b_rptr, &a, sizeof(a));
 	freemsg(mp);
@@ -335,7 +306,7 @@ static void tl_bind_req(struct tl_ep *ep, mblk_t *mp)
 
 static void tl_unbind_req(struct tl_ep *ep, mblk_t *mp)
 {
-	mblk_t *fl = tl_proto(1, M_FLUSH);
+	mblk_t *fl = tpi_proto(1, M_FLUSH);
 
 	if (fl == NULL) {
 		tl_error_ack(ep, mp, T_UNBIND_REQ, TSYSERR, ENOMEM);
@@ -382,14 +353,14 @@ static void tl_optmgmt_req(struct tl_ep *ep, mblk_t *mp)
 		return;
 	}
 	n = (size_t)(out->b_wptr - out->b_rptr);
-	if ((bp = tl_proto(sizeof(a) + n + 4, M_PCPROTO)) == NULL) {
+	if ((bp = tpi_proto(sizeof(a) + n + 4, M_PCPROTO)) == NULL) {
 		freemsg(out);
 		tl_error_ack(ep, mp, T_OPTMGMT_REQ, TSYSERR, ENOMEM);
 		return;
 	}
 	a.MGMT_flags = result;
 	a.OPT_length = (t_scalar_t)n;
-	a.OPT_offset = tl_put_bytes(bp, &off, out->b_rptr, n);
+	a.OPT_offset = tpi_put_bytes(bp, &off, out->b_rptr, n);
 	bp->b_wptr = bp->b_rptr + off;
 	memcpy(bp->b_rptr, &a, sizeof(a));
 	freemsg(out);
@@ -413,12 +384,12 @@ static void tl_uderror(struct tl_ep *ep, mblk_t *req, t_scalar_t etype)
 	opt = tpi_region(req, r.OPT_offset, r.OPT_length);
 	dl = (size_t)r.DEST_length;
 	ol = (size_t)r.OPT_length;
-	bp = tl_proto(sizeof(u) + dl + ol + 8, M_PROTO);
+	bp = tpi_proto(sizeof(u) + dl + ol + 8, M_PROTO);
 	if (bp != NULL) {
 		u.DEST_length = (t_scalar_t)dl;
-		u.DEST_offset = tl_put_bytes(bp, &off, dest, dl);
+		u.DEST_offset = tpi_put_bytes(bp, &off, dest, dl);
 		u.OPT_length = (t_scalar_t)ol;
-		u.OPT_offset = tl_put_bytes(bp, &off, opt, ol);
+		u.OPT_offset = tpi_put_bytes(bp, &off, opt, ol);
 		bp->b_wptr = bp->b_rptr + off;
 		memcpy(bp->b_rptr, &u, sizeof(u));
 		tl_up(ep, bp);
@@ -462,7 +433,7 @@ static void tl_unitdata_req(struct tl_ep *ep, mblk_t *mp)
 		tpi_fatal(ep->wq, mp, EPROTO);
 		return;
 	}
-	ind = tl_proto(sizeof(u) + TL_ADDR_SIZE + (size_t)r.OPT_length + 8,
+	ind = tpi_proto(sizeof(u) + TL_ADDR_SIZE + (size_t)r.OPT_length + 8,
 		       M_PROTO);
 	if (ind == NULL) {
 		tpi_fatal(ep->wq, mp, ENOMEM);
@@ -493,9 +464,9 @@ static void tl_unitdata_req(struct tl_ep *ep, mblk_t *mp)
 		return;
 	}
 	u.SRC_length = (t_scalar_t)ep->addr.len;
-	u.SRC_offset = tl_put_bytes(ind, &off, ep->addr.b, ep->addr.len);
+	u.SRC_offset = tpi_put_bytes(ind, &off, ep->addr.b, ep->addr.len);
 	u.OPT_length = r.OPT_length;
-	u.OPT_offset = tl_put_bytes(ind, &off, opt, (size_t)r.OPT_length);
+	u.OPT_offset = tpi_put_bytes(ind, &off, opt, (size_t)r.OPT_length);
 	memcpy(ind->b_rptr, &u, sizeof(u));
 	ind->b_cont = mp->b_cont;
 	mp->b_cont = NULL;

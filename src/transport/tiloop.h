@@ -152,11 +152,6 @@ void tl_up(struct tl_ep *ep, mblk_t *mp);
 void tl_ok_ack(struct tl_ep *ep, mblk_t *mp, t_scalar_t prim);
 void tl_error_ack(struct tl_ep *ep, mblk_t *mp, t_scalar_t prim, int tli,
 		  int unixerr);
-/* A new M_PROTO/M_PCPROTO block of size bytes, zeroed; NULL if none. */
-mblk_t *tl_proto(size_t size, unsigned char type);
-/* Copy (p, n) into bp's block at *off rounded up to 4 (*off advanced
- * past it, b_wptr set to *off): the region's offset, 0 if n is 0. */
-t_scalar_t tl_put_bytes(mblk_t *bp, size_t *off, const void *p, size_t n);
 
 extern const struct topt_table tl_opt_table;
 

@@ -74,7 +74,7 @@ static mblk_t *take_data(mblk_t *mp)
 
 static mblk_t *discon_alloc(void)
 {
-	return tl_proto(sizeof(struct T_discon_ind), M_PROTO);
+	return tpi_proto(sizeof(struct T_discon_ind), M_PROTO);
 }
 
 /* Fill the T_DISCON_IND block bp, chain data, deliver to to. */
@@ -299,9 +299,9 @@ static void creq_pend(struct tl_ep *ep, struct tl_ep *l, struct creq *c,
 	l->state = TS_WRES_CIND;
 	ep->conn = p;
 	ci.SRC_length = (t_scalar_t)ep->addr.len;
-	ci.SRC_offset = tl_put_bytes(c->ind, &off, ep->addr.b, ep->addr.len);
+	ci.SRC_offset = tpi_put_bytes(c->ind, &off, ep->addr.b, ep->addr.len);
 	ci.OPT_length = (t_scalar_t)optlen;
-	ci.OPT_offset = tl_put_bytes(c->ind, &off, opt, optlen);
+	ci.OPT_offset = tpi_put_bytes(c->ind, &off, opt, optlen);
 	ci.SEQ_number = p->seq;
 	memcpy(c->ind->b_rptr, &ci, sizeof(ci));
 	c->ind->b_cont = data;
@@ -332,8 +332,8 @@ void tl_co_conn_req(struct tl_ep *ep, mblk_t *mp)
 		tl_error_ack(ep, mp, T_CONN_REQ, err, 0);
 		return;
 	}
-	c.ok = tl_proto(sizeof(ok), M_PCPROTO);
-	c.ind = tl_proto(sizeof(struct T_conn_ind) + TL_ADDR_SIZE + optlen + 8,
+	c.ok = tpi_proto(sizeof(ok), M_PCPROTO);
+	c.ind = tpi_proto(sizeof(struct T_conn_ind) + TL_ADDR_SIZE + optlen + 8,
 			 M_PROTO);
 	c.pend = calloc(1, sizeof(*c.pend));
 	if (c.pend != NULL)
@@ -413,8 +413,8 @@ void tl_co_conn_res(struct tl_ep *ep, mblk_t *mp)
 		tl_error_ack(ep, mp, T_CONN_RES, TBADDATA, 0);
 		return;
 	}
-	okb = tl_proto(sizeof(ok), M_PCPROTO);
-	con = tl_proto(sizeof(cc) + TL_ADDR_SIZE + optlen + 8, M_PROTO);
+	okb = tpi_proto(sizeof(ok), M_PCPROTO);
+	con = tpi_proto(sizeof(cc) + TL_ADDR_SIZE + optlen + 8, M_PROTO);
 	dis = discon_alloc();
 	if (okb == NULL || con == NULL || dis == NULL) {
 		freemsg(okb);
@@ -458,9 +458,9 @@ void tl_co_conn_res(struct tl_ep *ep, mblk_t *mp)
 	}
 	link_eps(acc, caller);
 	cc.RES_length = (t_scalar_t)acc->addr.len;
-	cc.RES_offset = tl_put_bytes(con, &off, acc->addr.b, acc->addr.len);
+	cc.RES_offset = tpi_put_bytes(con, &off, acc->addr.b, acc->addr.len);
 	cc.OPT_length = (t_scalar_t)optlen;
-	cc.OPT_offset = tl_put_bytes(con, &off, opt, optlen);
+	cc.OPT_offset = tpi_put_bytes(con, &off, opt, optlen);
 	memcpy(con->b_rptr, &cc, sizeof(cc));
 	con->b_cont = take_data(mp);
 	tl_up(ep, okb);
@@ -485,7 +485,7 @@ void tl_co_discon_req(struct tl_ep *ep, mblk_t *mp)
 		tl_error_ack(ep, mp, T_DISCON_REQ, TBADDATA, 0);
 		return;
 	}
-	if ((fl = tl_proto(1, M_FLUSH)) == NULL) {
+	if ((fl = tpi_proto(1, M_FLUSH)) == NULL) {
 		tl_error_ack(ep, mp, T_DISCON_REQ, TSYSERR, ENOMEM);
 		return;
 	}
@@ -586,7 +586,7 @@ static mblk_t *data_ind(mblk_t *mp, t_scalar_t prim, bool *ex, bool *more,
 	if (prim < 0) {			/* plain M_DATA */
 		struct T_data_ind di = { T_DATA_IND, 0 };
 
-		if ((bp = tl_proto(sizeof(di), M_PROTO)) == NULL)
+		if ((bp = tpi_proto(sizeof(di), M_PROTO)) == NULL)
 			return NULL;
 		memcpy(bp->b_rptr, &di, sizeof(di));
 		bp->b_cont = mp;

@@ -271,3 +271,30 @@ size_t tpi_datalen(const mblk_t *mp)
 			n += (size_t)(mp->b_wptr - mp->b_rptr);
 	return n;
 }
+
+mblk_t *tpi_proto(size_t size, unsigned char type)
+{
+	mblk_t *bp = allocb(size, BPRI_HI);
+
+	if (bp == NULL)
+		return NULL;
+	bp->b_datap->db_type = type;
+	memset(bp->b_rptr, 0, size);
+	bp->b_wptr = bp->b_rptr + size;
+	return bp;
+}
+
+t_scalar_t tpi_put_bytes(mblk_t *bp, size_t *off, const void *p, size_t n)
+{
+	size_t at = (*off + 3) & ~(size_t)3;	/* options stay aligned */
+
+	if (n == 0) {
+		bp->b_wptr = bp->b_rptr + *off;
+		return 0;
+	}
+	memset(bp->b_rptr + *off, 0, at - *off);
+	memcpy(bp->b_rptr + at, p, n);
+	*off = at + n;
+	bp->b_wptr = bp->b_rptr + *off;
+	return (t_scalar_t)at;
+}

@@ -88,6 +88,13 @@ void tpi_fatal(queue_t *q, mblk_t *mp, int err);
 void tpi_reject(queue_t *q, mblk_t *mp, t_scalar_t prim, int tli,
 		int unixerr);
 
+/* A new M_PROTO/M_PCPROTO block of size bytes, zeroed; NULL if none. */
+mblk_t *tpi_proto(size_t size, unsigned char type);
+
+/* Copy (p, n) into bp's block at *off rounded up to 4 (*off advanced
+ * past it, b_wptr set to *off): the region's offset, 0 if n is 0. */
+t_scalar_t tpi_put_bytes(mblk_t *bp, size_t *off, const void *p, size_t n);
+
 /* Total bytes of M_DATA in mp's continuation (after the M_PROTO block). */
 size_t tpi_datalen(const mblk_t *mp);
 

@@ -1,0 +1,814 @@
+/*
+ * inet_dg.c -- connectionless data of the Internet providers: UDP
+ * (/dev/inet/udp, /dev/udp) and raw IP (/dev/inet/rawip, /dev/rawip).
+ *
+ * How this works
+ * --------------
+ * T_UNITDATA_REQ is checked (state TS_IDLE; DEST a sockaddr of the
+ * socket's family; data within TSDU_size; options well formed): what is
+ * wrong is answered with T_UDERROR_IND, ERROR_type an errno (EINVAL for
+ * the address, EMSGSIZE, ENOPROTOOPT), as the loopback provider does.
+ *
+ * XTI over sockets (!pr->fast): each datagram is one sendmsg() from the
+ * put procedure; each T_UNITDATA_IND one recvmsg().
+ *
+ * Batching (pr->fast).  Sending: a datagram that finds the write queue
+ * empty after the endpoint was idle (nothing sent for IDLE_NS) goes out
+ * at once, so a request/response exchange pays nothing.  Otherwise it is
+ * queued (the write queue is noenable'd: putq alone does not run the
+ * service procedure), and the queue is flushed when BATCH datagrams wait
+ * (by the writer itself), or soon by the I/O thread: the first datagram
+ * queued arms POLLOUT on the socket, which is writable at once, as a
+ * "flush soon" kick.  A flush takes up to BATCH datagrams and sends them
+ * with one sendmmsg(): each run of consecutive datagrams of one size to
+ * one destination is one message with UDP_SEGMENT (GSO: the kernel
+ * handles the run as one packet until it must be split), the others a
+ * message each.  What the kernel refuses for want of buffer space waits
+ * on the write queue, in order, until POLLOUT; the writer above is flow
+ * controlled by the queue's water marks as with any driver.
+ *
+ * Receiving: the socket has UDP_GRO on, and recvmmsg() takes up to VLEN
+ * buffers of 64 KiB at a time; a buffer the kernel coalesced (cmsg
+ * UDP_GRO: the segment size) is split back into its datagrams.  Pulling
+ * stops when the stream above is flow controlled; the read service
+ * procedure, back-enabled when the stream head drains, pulls again.
+ *
+ * Who pulls: the stream head before it would wait (KEV_PULL, KEV_WAIT),
+ * the read service procedure, and the I/O thread when POLLIN was armed
+ * because somebody waits (inet_waited_for).  One puller at a time
+ * (rx_lock, trylock); a pull asked for while another runs is noted
+ * (pull_again) and done by the running puller before it lets go.
+ *
+ * ICMP errors: IP_RECVERR (IPV6_RECVERR) is on, so the kernel queues the
+ * errors of datagrams sent; they are read from the error queue (POLLERR,
+ * or a send/receive that fails with the error) and sent up as
+ * T_UDERROR_IND: DEST the datagram's destination, ERROR_type the errno
+ * (ECONNREFUSED for port unreachable).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <time.h>
+#include <linux/errqueue.h>
+#include <netinet/udp.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "inet.h"
+#include "tpi.h"
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT	103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO		104
+#endif
+
+#define BATCH		64		/* datagrams per flush */
+#define GSO_SEGS	64		/* segments per GSO message */
+#define GSO_BYTES	65000		/* bytes per GSO message */
+#define IOVS		1024		/* iovecs per flush */
+#define VLEN		8		/* buffers per recvmmsg */
+#define RXBUF		65536		/* bytes per receive buffer */
+#define IDLE_NS		20000		/* idle this long: send at once */
+
+struct dg {
+	int pull_again;			/* atomic: 1 pull, 2 pull and arm */
+	int flush_again;		/* atomic */
+	int kicked;			/* atomic: POLLOUT armed to flush */
+	int gso_off;			/* atomic: the kernel refused GSO */
+	uint64_t tx_last;		/* atomic: ns of the last send */
+	unsigned char *rxbuf;		/* rx_lock: VLEN * RXBUF bytes */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static struct dg *DG(struct inet_ep *ep)
+{
+	return ep->pp;
+}
+
+/* ---- indications ---- */
+
+/* T_UDERROR_IND for a datagram to (dest, dl) with errno etype. */
+static void uderror(struct inet_ep *ep, const void *dest, size_t dl,
+		    t_scalar_t etype)
+{
+	struct T_uderror_ind u = { T_UDERROR_IND, 0, 0, 0, 0, etype };
+	size_t off = sizeof(u);
+	mblk_t *bp;
+
+	if (dl > (size_t)INET_ADDR_SIZE)
+		dl = 0;
+	if ((bp = tpi_proto(sizeof(u) + dl + 8, M_PROTO)) == NULL)
+		return;
+	u.DEST_length = (t_scalar_t)dl;
+	u.DEST_offset = tpi_put_bytes(bp, &off, dest, dl);
+	bp->b_wptr = bp->b_rptr + off;
+	memcpy(bp->b_rptr, &u, sizeof(u));
+	inet_up(ep, bp);
+}
+
+/* Answer the request mp (consumed) with T_UDERROR_IND. */
+static void uderror_req(struct inet_ep *ep, mblk_t *mp, t_scalar_t etype)
+{
+	struct T_unitdata_req r;
+	const void *dest;
+
+	memcpy(&r, mp->b_rptr, sizeof(r));
+	dest = tpi_region(mp, r.DEST_offset, r.DEST_length);
+	uderror(ep, dest, dest ? (size_t)r.DEST_length : 0, etype);
+	INET_COUNT(ep, tx_drops, 1);
+	freemsg(mp);
+}
+
+/* Read the socket's error queue: one T_UDERROR_IND per error. */
+static void read_errors(struct inet_ep *ep)
+{
+	for (int i = 0; i < 64; i++) {
+		struct sockaddr_storage ss;
+		char cbuf[512];
+		char dummy[1];
+		struct iovec iov = { dummy, sizeof(dummy) };
+		struct msghdr mh = { &ss, sizeof(ss), &iov, 1, cbuf,
+				     sizeof(cbuf), 0 };
+		struct cmsghdr *c;
+
+		if (recvmsg(ep->ke.ke_fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+			return;
+		for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+			struct sock_extended_err ee;
+
+			if (!((c->cmsg_level == IPPROTO_IP &&
+			       c->cmsg_type == IP_RECVERR) ||
+			      (c->cmsg_level == IPPROTO_IPV6 &&
+			       c->cmsg_type == IPV6_RECVERR)))
+				continue;
+			memcpy(&ee, CMSG_DATA(c), sizeof(ee));
+			uderror(ep, &ss, mh.msg_namelen ?
+				inet_addr_len(&ss) : 0, (t_scalar_t)ee.ee_errno);
+		}
+	}
+}
+
+/* Is err a pending asynchronous error (an ICMP report) that a socket
+ * call returned instead of doing its work? */
+static bool async_error(int err)
+{
+	return err == ECONNREFUSED || err == EHOSTUNREACH ||
+	       err == ENETUNREACH || err == EHOSTDOWN || err == ENETDOWN ||
+	       err == EPROTO || err == ENOPROTOOPT || err == EMSGSIZE ||
+	       err == ETIMEDOUT;
+}
+
+/* ---- sending ---- */
+
+/* The destination of a checked T_UNITDATA_REQ. */
+static void req_dest(const mblk_t *mp, struct sockaddr_storage *ss,
+		     socklen_t *sl)
+{
+	struct T_unitdata_req r;
+
+	memcpy(&r, mp->b_rptr, sizeof(r));
+	memset(ss, 0, sizeof(*ss));
+	memcpy(ss, mp->b_rptr + r.DEST_offset, (size_t)r.DEST_length);
+	*sl = (socklen_t)r.DEST_length;
+}
+
+/* The data blocks of mp into iov (at most max): how many, or -1. */
+static int fill_iov(const mblk_t *mp, struct iovec *iov, int max)
+{
+	int n = 0;
+
+	for (mp = mp->b_cont; mp != NULL; mp = mp->b_cont) {
+		if (mp->b_wptr == mp->b_rptr)
+			continue;
+		if (n == max)
+			return -1;
+		iov[n].iov_base = mp->b_rptr;
+		iov[n].iov_len = (size_t)(mp->b_wptr - mp->b_rptr);
+		n++;
+	}
+	return n;
+}
+
+/* The raw IP header the kernel wants us to build: only IPPROTO_RAW. */
+static void fix_raw_dest(struct inet_ep *ep, struct sockaddr_storage *ss)
+{
+	if (ep->pr->kind != IK_RAW)
+		return;
+	if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_port = 0;
+	else
+		((struct sockaddr_in *)ss)->sin_port = 0;
+}
+
+/*
+ * Send one datagram now (tx_lock held).  0 when it is done with (sent,
+ * or dropped with T_UDERROR_IND: mp consumed), or EAGAIN when the kernel
+ * has no room (mp untouched).
+ */
+static int send_one(struct inet_ep *ep, mblk_t *mp)
+{
+	struct sockaddr_storage ss;
+	struct iovec iov[64];
+	struct msghdr mh = { 0 };
+	int n, tries = 0;
+	size_t len = tpi_datalen(mp);
+
+	req_dest(mp, &ss, &mh.msg_namelen);
+	fix_raw_dest(ep, &ss);
+	mh.msg_name = &ss;
+	if ((n = fill_iov(mp, iov, 64)) < 0) {
+		/* a long chain: send a flat copy */
+		mblk_t *flat = msgpullup(mp->b_cont, -1);
+
+		if (flat == NULL) {
+			uderror_req(ep, mp, ENOBUFS);
+			return 0;
+		}
+		freemsg(mp->b_cont);
+		mp->b_cont = flat;
+		n = fill_iov(mp, iov, 64);
+	}
+	mh.msg_iov = iov;
+	mh.msg_iovlen = (size_t)n;
+	for (;;) {
+		ssize_t r = sendmsg(ep->ke.ke_fd, &mh,
+				   MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		INET_COUNT(ep, tx_calls, 1);
+		if (r >= 0) {
+			INET_COUNT(ep, tx_sent, 1);
+			freemsg(mp);
+			return 0;
+		}
+		if (errno == EAGAIN || errno == ENOBUFS)
+			return EAGAIN;
+		if (errno == EINTR)
+			continue;
+		if (async_error(errno) && tries++ == 0) {
+			/* an earlier datagram's error came back here */
+			read_errors(ep);
+			continue;
+		}
+		(void)len;
+		uderror_req(ep, mp, errno);
+		return 0;
+	}
+}
+
+/* Datagrams mp[0..n) share destination and size: may they be one GSO
+ * message? */
+static bool gso_ok(struct inet_ep *ep, size_t size)
+{
+	return ep->pr->kind == IK_UDP && size > 0 &&
+	       !__atomic_load_n(&DG(ep)->gso_off, __ATOMIC_RELAXED);
+}
+
+static bool same_dest(const mblk_t *a, const mblk_t *b)
+{
+	struct T_unitdata_req ra, rb;
+
+	memcpy(&ra, a->b_rptr, sizeof(ra));
+	memcpy(&rb, b->b_rptr, sizeof(rb));
+	return ra.DEST_length == rb.DEST_length &&
+	       memcmp(a->b_rptr + ra.DEST_offset, b->b_rptr + rb.DEST_offset,
+		      (size_t)ra.DEST_length) == 0;
+}
+
+/*
+ * Send up to BATCH queued datagrams with one sendmmsg (tx_lock held).
+ * Returns false when the kernel had no room (what is left was put back
+ * on the queue, in order).
+ */
+static bool flush_batch(struct inet_ep *ep, bool *more)
+{
+	mblk_t *msgs[BATCH];
+	size_t sizes[BATCH];
+	struct mmsghdr mm[BATCH];
+	struct sockaddr_storage names[BATCH];
+	struct iovec iov[IOVS];
+	union {
+		char buf[CMSG_SPACE(sizeof(uint16_t))];
+		struct cmsghdr align;
+	} cm[BATCH];
+	int nmsg = 0, nmm = 0, niov = 0, first[BATCH + 1], count[BATCH];
+	int sent;
+
+	*more = false;
+	while (nmsg < BATCH && (msgs[nmsg] = getq(ep->wq)) != NULL) {
+		sizes[nmsg] = tpi_datalen(msgs[nmsg]);
+		nmsg++;
+	}
+	if (nmsg == 0)
+		return true;
+	*more = nmsg == BATCH;
+	/* group into messages: runs for GSO, else one each */
+	for (int i = 0; i < nmsg;) {
+		int j = i + 1, n;
+		size_t total = sizes[i];
+		struct msghdr *mh = &mm[nmm].msg_hdr;
+
+		if (gso_ok(ep, sizes[i]))
+			while (j < nmsg && j - i < GSO_SEGS &&
+			       sizes[j] == sizes[i] &&
+			       total + sizes[j] <= GSO_BYTES &&
+			       same_dest(msgs[i], msgs[j]))
+				total += sizes[j++];
+		memset(mh, 0, sizeof(*mh));
+		req_dest(msgs[i], &names[nmm], &mh->msg_namelen);
+		fix_raw_dest(ep, &names[nmm]);
+		mh->msg_name = &names[nmm];
+		mh->msg_iov = &iov[niov];
+		for (int k = i; k < j; k++) {
+			n = fill_iov(msgs[k], &iov[niov], IOVS - niov);
+			if (n < 0)
+				break;
+			niov += n;
+		}
+		if (niov >= IOVS) {
+			/* out of iovecs: send what is grouped so far and
+			 * put the rest back */
+			for (int k = nmsg - 1; k >= i; k--)
+				putbq(ep->wq, msgs[k]);
+			nmsg = i;
+			*more = true;
+			break;
+		}
+		mh->msg_iovlen = (size_t)(&iov[niov] - mh->msg_iov);
+		if (j - i > 1) {
+			struct cmsghdr *c;
+			uint16_t seg = (uint16_t)sizes[i];
+
+			mh->msg_control = cm[nmm].buf;
+			mh->msg_controllen = sizeof(cm[nmm].buf);
+			c = CMSG_FIRSTHDR(mh);
+			c->cmsg_level = SOL_UDP;
+			c->cmsg_type = UDP_SEGMENT;
+			c->cmsg_len = CMSG_LEN(sizeof(seg));
+			memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+		}
+		first[nmm] = i;
+		count[nmm] = j - i;
+		nmm++;
+		i = j;
+	}
+	first[nmm] = nmsg;
+	sent = 0;
+	while (sent < nmm) {
+		int r = sendmmsg(ep->ke.ke_fd, &mm[sent], (unsigned)(nmm - sent),
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		INET_COUNT(ep, tx_calls, 1);
+		if (r > 0) {
+			for (int k = sent; k < sent + r; k++) {
+				INET_COUNT(ep, tx_sent, count[k]);
+				for (int m = first[k]; m < first[k] + count[k];
+				     m++)
+					freemsg(msgs[m]);
+			}
+			sent += r;
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == ENOBUFS) {
+			for (int m = nmsg - 1; m >= first[sent]; m--)
+				putbq(ep->wq, msgs[m]);
+			return false;
+		}
+		if (count[sent] > 1 && (errno == EINVAL || errno == EIO ||
+					errno == EMSGSIZE)) {
+			/* GSO refused (a path MTU below the size, checksum
+			 * off...): this endpoint sends without it */
+			__atomic_store_n(&DG(ep)->gso_off, 1, __ATOMIC_RELAXED);
+		}
+		/* the first message failed: send its datagrams one by one
+		 * (errors reported per datagram) and go on */
+		for (int m = first[sent]; m < first[sent] + count[sent]; m++)
+			if (send_one(ep, msgs[m]) == EAGAIN) {
+				for (int x = nmsg - 1; x >= m; x--)
+					putbq(ep->wq, msgs[x]);
+				return false;
+			}
+		sent++;
+	}
+	return true;
+}
+
+/* Flush the write queue (any thread; one at a time). */
+static void flush(struct inet_ep *ep)
+{
+	struct dg *d = DG(ep);
+	bool more, room = true;
+
+	do {
+		if (pthread_mutex_trylock(&ep->tx_lock) != 0) {
+			__atomic_store_n(&d->flush_again, 1, __ATOMIC_RELEASE);
+			/* the holder may have looked already: try again */
+			if (pthread_mutex_trylock(&ep->tx_lock) != 0)
+				return;
+		}
+		__atomic_store_n(&d->flush_again, 0, __ATOMIC_RELAXED);
+		if (ep->pr->fast) {
+			do {
+				room = flush_batch(ep, &more);
+			} while (room && more);
+		} else {
+			/* XTI over sockets: a sendmsg per datagram */
+			mblk_t *mp;
+
+			while ((mp = getq(ep->wq)) != NULL)
+				if (send_one(ep, mp) == EAGAIN) {
+					putbq(ep->wq, mp);
+					room = false;
+					break;
+				}
+		}
+		if (room)
+			__atomic_store_n(&d->tx_last, now_ns(),
+					 __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&ep->tx_lock);
+		if (!room) {
+			/* wait for the kernel to make room */
+			__atomic_store_n(&d->kicked, 1, __ATOMIC_RELAXED);
+			(void)str_kev_rearm(&ep->ke, POLLOUT);
+			return;
+		}
+	} while (__atomic_exchange_n(&d->flush_again, 0, __ATOMIC_ACQ_REL));
+}
+
+/* ---- T_UNITDATA_REQ ---- */
+
+/* Check a T_UNITDATA_REQ: 0, or the errno of its T_UDERROR_IND. */
+static int check_req(struct inet_ep *ep, mblk_t *mp, size_t *lenp)
+{
+	struct T_unitdata_req r;
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	size_t len = tpi_datalen(mp);
+
+	memcpy(&r, mp->b_rptr, sizeof(r));
+	if (inet_addr_in(ep, tpi_region(mp, r.DEST_offset, r.DEST_length),
+			 r.DEST_length, true, &ss, &sl) != 0)
+		return EINVAL;
+	if (len > (size_t)ep->pr->tsdu)
+		return EMSGSIZE;
+	*lenp = len;
+	return 0;
+}
+
+static bool data_only(const mblk_t *mp)
+{
+	for (mp = mp->b_cont; mp != NULL; mp = mp->b_cont)
+		if (mp->b_datap->db_type != M_DATA)
+			return false;
+	return true;
+}
+
+static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
+{
+	struct dg *d = DG(ep);
+	struct T_unitdata_req r;
+	size_t len = 0;
+	int err;
+
+	if (!data_only(mp) ||
+	    __atomic_load_n(&ep->state, __ATOMIC_RELAXED) != TS_IDLE) {
+		tpi_fatal(ep->wq, mp, EPROTO);
+		return;
+	}
+	if ((err = check_req(ep, mp, &len)) != 0) {
+		uderror_req(ep, mp, err);
+		return;
+	}
+	INET_COUNT(ep, tx_msgs, 1);
+	INET_COUNT(ep, tx_bytes, len);
+	memcpy(&r, mp->b_rptr, sizeof(r));
+	if (r.OPT_length > 0) {
+		/* options stick to the socket: what is queued goes first */
+		if (ep->pr->fast)
+			flush(ep);
+		if (inet_assoc_opts(ep, tpi_region(mp, r.OPT_offset,
+						   r.OPT_length),
+				    (size_t)r.OPT_length) != 0) {
+			uderror_req(ep, mp, ENOPROTOOPT);
+			return;
+		}
+	}
+	if (!ep->pr->fast) {
+		/* XTI over sockets: one sendmsg per datagram */
+		if (ep->wq->q_first == NULL &&
+		    pthread_mutex_trylock(&ep->tx_lock) == 0) {
+			err = send_one(ep, mp);
+			pthread_mutex_unlock(&ep->tx_lock);
+			if (err == 0)
+				return;
+		}
+		if (!putq(ep->wq, mp)) {
+			freemsg(mp);
+			return;
+		}
+		(void)str_kev_rearm(&ep->ke, POLLOUT);
+		return;
+	}
+	/* batching: a lone datagram goes now */
+	if (ep->wq->q_first == NULL && r.OPT_length == 0 &&
+	    now_ns() - __atomic_load_n(&d->tx_last, __ATOMIC_RELAXED) >
+	    IDLE_NS && pthread_mutex_trylock(&ep->tx_lock) == 0) {
+		err = send_one(ep, mp);
+		__atomic_store_n(&d->tx_last, now_ns(), __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&ep->tx_lock);
+		if (err == 0)
+			return;
+	}
+	if (!putq(ep->wq, mp)) {
+		freemsg(mp);
+		return;
+	}
+	if (ep->wq->q_mblkcnt >= 2 * BATCH || ep->wq->q_count >= GSO_BYTES)
+		flush(ep);
+	else if (!__atomic_exchange_n(&d->kicked, 1, __ATOMIC_ACQ_REL))
+		(void)str_kev_rearm(&ep->ke, POLLOUT);
+}
+
+static void dg_req(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
+{
+	switch (prim) {
+	case T_UNITDATA_REQ:
+		unitdata_req(ep, mp);
+		break;
+	case T_CONN_REQ:
+	case T_CONN_RES:
+	case T_DISCON_REQ:
+		inet_error_ack(ep, mp, prim, TNOTSUPPORT, 0);
+		break;
+	default:
+		/* connection-oriented data on a datagram endpoint */
+		tpi_fatal(ep->wq, mp, EPROTO);
+		break;
+	}
+}
+
+static void dg_wsrv(struct inet_ep *ep)
+{
+	flush(ep);
+}
+
+/* ---- receiving ---- */
+
+/* Send one datagram up (rx_lock held): false when out of memory. */
+static bool deliver(struct inet_ep *ep, const struct sockaddr_storage *src,
+		    socklen_t sl, const unsigned char *data, size_t len)
+{
+	struct T_unitdata_ind u = { T_UNITDATA_IND, 0, 0, 0, 0 };
+	size_t off = sizeof(u);
+	mblk_t *bp, *dp;
+
+	if (sl > (socklen_t)INET_ADDR_SIZE)
+		sl = 0;
+	bp = allocb(sizeof(u) + sl + 4, BPRI_MED);
+	dp = allocb(len, BPRI_MED);
+	if (bp == NULL || dp == NULL) {
+		freemsg(bp);
+		freemsg(dp);
+		return false;
+	}
+	bp->b_datap->db_type = M_PROTO;
+	u.SRC_length = (t_scalar_t)sl;
+	u.SRC_offset = tpi_put_bytes(bp, &off, src, sl);
+	memcpy(bp->b_rptr, &u, sizeof(u));
+	bp->b_wptr = bp->b_rptr + off;
+	memcpy(dp->b_wptr, data, len);
+	dp->b_wptr += len;
+	bp->b_cont = dp;
+	if (ep->rq->q_first == NULL)
+		putnext(ep->rq, bp);
+	else if (!putq(ep->rq, bp))
+		freemsg(bp);
+	INET_COUNT(ep, rx_msgs, 1);
+	INET_COUNT(ep, rx_bytes, len);
+	return true;
+}
+
+/* One pass of receiving (rx_lock held).  Returns true when the socket
+ * was found empty (arming POLLIN makes sense), false when the stream is
+ * flow controlled or memory ran out. */
+static bool pull_locked(struct inet_ep *ep)
+{
+	struct dg *d = DG(ep);
+	int vlen = ep->pr->fast ? VLEN : 1;
+	size_t bufsz = ep->pr->fast ? RXBUF : (size_t)ep->pr->tsdu + 64;
+
+	if (d->rxbuf == NULL &&
+	    (d->rxbuf = malloc((size_t)vlen * bufsz)) == NULL)
+		return false;
+	for (;;) {
+		struct mmsghdr mm[VLEN];
+		struct iovec iov[VLEN];
+		struct sockaddr_storage names[VLEN];
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} cm[VLEN];
+		int n;
+
+		if (inet_rfull(ep, 0))
+			return false;
+		for (int i = 0; i < vlen; i++) {
+			iov[i].iov_base = d->rxbuf + (size_t)i * bufsz;
+			iov[i].iov_len = bufsz;
+			memset(&mm[i].msg_hdr, 0, sizeof(mm[i].msg_hdr));
+			mm[i].msg_hdr.msg_name = &names[i];
+			mm[i].msg_hdr.msg_namelen = sizeof(names[i]);
+			mm[i].msg_hdr.msg_iov = &iov[i];
+			mm[i].msg_hdr.msg_iovlen = 1;
+			if (ep->pr->fast) {
+				mm[i].msg_hdr.msg_control = cm[i].buf;
+				mm[i].msg_hdr.msg_controllen = sizeof(cm[i].buf);
+			}
+		}
+		if (vlen == 1) {
+			ssize_t r = recvmsg(ep->ke.ke_fd, &mm[0].msg_hdr,
+					    MSG_DONTWAIT);
+
+			n = r < 0 ? -1 : 1;
+			if (r >= 0)
+				mm[0].msg_len = (unsigned)r;
+		} else {
+			n = recvmmsg(ep->ke.ke_fd, mm, (unsigned)vlen,
+				     MSG_DONTWAIT, NULL);
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (async_error(errno) || errno == ECONNRESET) {
+				read_errors(ep);
+				continue;
+			}
+			return true;	/* EAGAIN, or nothing to read */
+		}
+		INET_COUNT(ep, rx_calls, 1);
+		for (int i = 0; i < n; i++) {
+			struct msghdr *mh = &mm[i].msg_hdr;
+			size_t len = mm[i].msg_len, seg = len;
+			const unsigned char *p = iov[i].iov_base;
+			struct cmsghdr *c;
+
+			if (ep->pr->fast)
+				for (c = CMSG_FIRSTHDR(mh); c != NULL;
+				     c = CMSG_NXTHDR(mh, c))
+					if (c->cmsg_level == SOL_UDP &&
+					    c->cmsg_type == UDP_GRO) {
+						int g;
+
+						memcpy(&g, CMSG_DATA(c),
+						       sizeof(g));
+						if (g > 0)
+							seg = (size_t)g;
+					}
+			if (seg == 0)
+				seg = len;
+			do {
+				size_t k = len < seg ? len : seg;
+
+				if (!deliver(ep, &names[i], mh->msg_namelen,
+					     p, k))
+					return false;
+				p += k;
+				len -= k;
+			} while (len > 0);
+		}
+		if (n < vlen)
+			return true;
+	}
+}
+
+static void pull(struct inet_ep *ep, bool arm)
+{
+	struct dg *d = DG(ep);
+	bool empty;
+
+	for (;;) {
+		if (pthread_mutex_trylock(&ep->rx_lock) != 0) {
+			/* the puller will pull again (and arm if asked) */
+			int want = arm ? 2 : 1;
+			int cur = __atomic_load_n(&d->pull_again,
+						  __ATOMIC_RELAXED);
+
+			while (cur < want &&
+			       !__atomic_compare_exchange_n(&d->pull_again,
+				&cur, want, false, __ATOMIC_ACQ_REL,
+				__ATOMIC_RELAXED))
+				;
+			if (pthread_mutex_trylock(&ep->rx_lock) != 0)
+				return;
+		}
+		for (;;) {
+			int again = __atomic_exchange_n(&d->pull_again, 0,
+							__ATOMIC_ACQ_REL);
+
+			if (again == 2)
+				arm = true;
+			empty = pull_locked(ep);
+			if (__atomic_load_n(&d->pull_again,
+					    __ATOMIC_ACQUIRE) == 0)
+				break;
+		}
+		if (empty && (arm || inet_waited_for(ep)))
+			(void)str_kev_rearm(&ep->ke, POLLIN);
+		pthread_mutex_unlock(&ep->rx_lock);
+		if (__atomic_load_n(&d->pull_again, __ATOMIC_ACQUIRE) == 0)
+			return;
+	}
+}
+
+static void dg_rsrv(struct inet_ep *ep)
+{
+	pull(ep, false);
+}
+
+static void dg_run(struct inet_ep *ep, unsigned revents)
+{
+	struct dg *d = DG(ep);
+
+	if (revents & KEV_PULL) {
+		pull(ep, false);
+		return;
+	}
+	if (revents & KEV_WAIT) {
+		pull(ep, true);
+		return;
+	}
+	/* the I/O thread: its reports are one-shot, so whatever was
+	 * armed (the flush kick, a reader's POLLIN) is disarmed now */
+	__atomic_store_n(&d->kicked, 0, __ATOMIC_RELEASE);
+	if (ep->wq->q_first != NULL)
+		flush(ep);
+	if (revents & POLLERR) {
+		if (pthread_mutex_trylock(&ep->rx_lock) == 0) {
+			read_errors(ep);
+			pthread_mutex_unlock(&ep->rx_lock);
+		}
+	}
+	if ((revents & (POLLIN | POLLERR | POLLHUP)) || inet_waited_for(ep))
+		pull(ep, inet_waited_for(ep));
+}
+
+/* ---- open, bind, close ---- */
+
+static int dg_open(struct inet_ep *ep)
+{
+	if ((ep->pp = calloc(1, sizeof(struct dg))) == NULL)
+		return ENOMEM;
+	if (ep->pr->fast)
+		noenable(ep->wq);	/* putq alone does not flush */
+	return 0;
+}
+
+static int dg_bound(struct inet_ep *ep, int *unixerr)
+{
+	int one = 1, fd = ep->ke.ke_fd;
+
+	if (ep->family == AF_INET6)
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_RECVERR, &one,
+				 sizeof(one));
+	else
+		(void)setsockopt(fd, IPPROTO_IP, IP_RECVERR, &one,
+				 sizeof(one));
+	if (ep->pr->fast && ep->pr->kind == IK_UDP)
+		(void)setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
+	(void)unixerr;
+	return 0;
+}
+
+static void dg_close(struct inet_ep *ep)
+{
+	struct dg *d = DG(ep);
+
+	if (d != NULL)
+		free(d->rxbuf);
+	free(d);
+	ep->pp = NULL;
+}
+
+const struct inet_ops inet_dg_ops = {
+	.open = dg_open,
+	.close = dg_close,
+	.req = dg_req,
+	.bound = dg_bound,
+	.wsrv = dg_wsrv,
+	.rsrv = dg_rsrv,
+	.run = dg_run,
+};

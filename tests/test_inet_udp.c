@@ -1,0 +1,453 @@
+/*
+ * test_inet_udp -- the UDP providers through XTI, both families
+ * (/dev/inet/udp: XTI over sockets; /dev/udp: batching), over 127.0.0.1
+ * and ::1: t_info, binding to any address (port chosen and reported,
+ * equal to what the kernel says), addresses of the wrong length or
+ * family (TBADADDR), a port in use (TADDRBUSY), datagrams both ways with
+ * the right source, mixed sizes and mixed destinations in one burst
+ * (the GSO runs and the groups around them), zero-length datagrams,
+ * TBADDATA over TSDU_size, interoperation with plain sockets in both
+ * directions, ICMP port unreachable as T_UDERROR_IND (t_rcvuderr with
+ * the destination and ECONNREFUSED), the statistics ioctl (and fewer
+ * sending calls than datagrams on the batching provider), options
+ * negotiated against the kernel, and TNODATA when non-blocking.
+ */
+#include "ferry.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/inet_stats.h>
+#include <xti_inet.h>
+
+static const char *dev;
+static int fam;
+
+static socklen_t sa_len(void)
+{
+	return fam == AF_INET6 ? sizeof(struct sockaddr_in6)
+			       : sizeof(struct sockaddr_in);
+}
+
+static void loop_addr(struct sockaddr_storage *ss, unsigned short port)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (fam == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr = in6addr_loopback;
+		s6->sin6_port = htons(port);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		s4->sin_port = htons(port);
+	}
+}
+
+static unsigned short port_of(const void *a)
+{
+	const struct sockaddr_storage *ss = a;
+
+	return ntohs(ss->ss_family == AF_INET6 ?
+		     ((const struct sockaddr_in6 *)a)->sin6_port :
+		     ((const struct sockaddr_in *)a)->sin_port);
+}
+
+/* An endpoint bound to loopback port 0; *addr gets the bound address. */
+static int open_bound(struct sockaddr_storage *addr)
+{
+	struct sockaddr_storage req;
+	struct t_bind b, r;
+	int fd = t_open(dev, O_RDWR, NULL);
+
+	REQUIRE(fd >= 0);
+	loop_addr(&req, 0);
+	memset(&b, 0, sizeof(b));
+	b.addr.buf = (char *)&req;
+	b.addr.len = sa_len();
+	memset(&r, 0, sizeof(r));
+	r.addr.buf = (char *)addr;
+	r.addr.maxlen = sizeof(*addr);
+	REQUIRE(t_bind(fd, &b, &r) == 0);
+	CHECK_EQ(r.addr.len, sa_len());
+	CHECK(port_of(addr) != 0);
+	return fd;
+}
+
+static int rcv(int fd, void *buf, unsigned max, struct sockaddr_storage *src,
+	       int *flags)
+{
+	struct t_unitdata ud;
+	long end = now_ms() + 5000;
+
+	memset(&ud, 0, sizeof(ud));
+	ud.addr.buf = (char *)src;
+	ud.addr.maxlen = sizeof(*src);
+	ud.udata.buf = buf;
+	ud.udata.maxlen = max;
+	for (;;) {
+		*flags = 0;
+		if (t_rcvudata(fd, &ud, flags) == 0)
+			return (int)ud.udata.len;
+		if (t_errno != TNODATA || now_ms() > end)
+			return -1;
+		pause_ms(1);
+	}
+}
+
+static int snd(int fd, const struct sockaddr_storage *to, const void *p,
+	       unsigned n)
+{
+	struct t_unitdata ud;
+
+	memset(&ud, 0, sizeof(ud));
+	ud.addr.buf = (char *)to;
+	ud.addr.len = sa_len();
+	ud.udata.buf = (char *)p;
+	ud.udata.len = n;
+	return t_sndudata(fd, &ud);
+}
+
+static void get_stats(int fd, struct inet_stats *st)
+{
+	struct strioctl ic = { INET_IOC_STATS, -1, sizeof(*st), (char *)st };
+
+	memset(st, 0, sizeof(*st));
+	CHECK_RET(ioctl(fd, I_STR, &ic), 0);
+}
+
+static void test_info_bind(void)
+{
+	struct t_info ti;
+	struct sockaddr_storage a, bad;
+	struct sockaddr_in6 in6;
+	struct t_bind b;
+	int fd, fd2, s;
+
+	fd = t_open(dev, O_RDWR, &ti);
+	REQUIRE(fd >= 0);
+	CHECK_EQ(ti.servtype, T_CLTS);
+	CHECK_EQ(ti.tsdu, 65507);
+	CHECK_EQ(ti.addr, (long)sizeof(struct sockaddr_in6));
+	CHECK_EQ(ti.etsdu, T_INVALID);
+	CHECK_EQ(ti.connect, T_INVALID);
+	CHECK_EQ(ti.flags & T_SENDZERO, T_SENDZERO);
+	/* a NULL request binds to any address and says which */
+	memset(&b, 0, sizeof(b));
+	b.addr.buf = (char *)&a;
+	b.addr.maxlen = sizeof(a);
+	CHECK_RET(t_bind(fd, NULL, &b), 0);
+	CHECK_EQ(b.addr.len, sizeof(struct sockaddr_in));
+	CHECK_EQ(((struct sockaddr_in *)&a)->sin_family, AF_INET);
+	CHECK(port_of(&a) != 0);
+	CHECK_STATE(fd, T_IDLE);
+	CHECK_RET(t_unbind(fd), 0);
+	/* wrong lengths and families */
+	loop_addr(&bad, 0);
+	memset(&b, 0, sizeof(b));
+	b.addr.buf = (char *)&bad;
+	b.addr.len = 10;
+	CHECK_TERR(t_bind(fd, &b, NULL), TBADADDR);
+	b.addr.len = sa_len() + 1;
+	CHECK_TERR(t_bind(fd, &b, NULL), TBADADDR);
+	((struct sockaddr *)&bad)->sa_family = AF_UNIX;
+	b.addr.len = sa_len();
+	CHECK_TERR(t_bind(fd, &b, NULL), TBADADDR);
+	memset(&in6, 0, sizeof(in6));
+	in6.sin6_family = AF_INET;	/* IPv4 family, IPv6 length */
+	b.addr.buf = (char *)&in6;
+	b.addr.len = sizeof(in6);
+	CHECK_TERR(t_bind(fd, &b, NULL), TBADADDR);
+	CHECK_STATE(fd, T_UNBND);
+	/* a port in use */
+	s = socket(fam, SOCK_DGRAM, 0);
+	REQUIRE(s >= 0);
+	loop_addr(&a, 0);
+	REQUIRE(bind(s, (struct sockaddr *)&a, sa_len()) == 0);
+	{
+		socklen_t l = sizeof(a);
+
+		REQUIRE(getsockname(s, (struct sockaddr *)&a, &l) == 0);
+	}
+	b.addr.buf = (char *)&a;
+	b.addr.len = sa_len();
+	CHECK_TERR(t_bind(fd, &b, NULL), TADDRBUSY);
+	close(s);
+	CHECK_RET(t_bind(fd, &b, NULL), 0);	/* free again */
+	/* sending while unbound */
+	fd2 = t_open(dev, O_RDWR, NULL);
+	REQUIRE(fd2 >= 0);
+	CHECK_TERR(snd(fd2, &a, "x", 1), TOUTSTATE);
+	CHECK_RET(t_close(fd2), 0);
+	CHECK_RET(t_close(fd), 0);
+}
+
+static void test_data(void)
+{
+	struct sockaddr_storage aa, ba, ca, src;
+	static unsigned char big[65507], got[65536];
+	int a, b, c, flags, n;
+	static const unsigned sizes[] = { 1, 1, 1, 64, 64, 0, 1000, 1000,
+					  16384, 16384, 16384, 16384, 7,
+					  65507 };
+	const int ns = (int)(sizeof(sizes) / sizeof(sizes[0]));
+
+	a = open_bound(&aa);
+	b = open_bound(&ba);
+	c = open_bound(&ca);
+	for (unsigned i = 0; i < sizeof(big); i++)
+		big[i] = (unsigned char)(i * 7 + 3);
+	/* bursts of mixed sizes, every other datagram to c (each burst
+	 * fits the receivers' socket buffers: UDP drops what does not) */
+	for (int rep = 0; rep < 20; rep++) {
+		for (int i = 0; i < ns; i++) {
+			big[0] = (unsigned char)i;
+			CHECK_RET(snd(a, (i & 1) ? &ca : &ba, big, sizes[i]), 0);
+		}
+		for (int i = 0; i < ns; i++) {
+			int to = (i & 1) ? c : b;
+
+			n = rcv(to, got, sizeof(got), &src, &flags);
+			CHECK_EQ(n, (int)sizes[i]);
+			CHECK_EQ(flags, 0);
+			CHECK_EQ(port_of(&src), port_of(&aa));
+			if (n > 1)
+				CHECK(memcmp(got + 1, big + 1,
+					     (size_t)n - 1) == 0);
+			if (n > 0)
+				CHECK_EQ(got[0], (unsigned char)i);
+		}
+	}
+	/* over TSDU_size: the library says TBADDATA */
+	{
+		static unsigned char huge[65508];
+
+		CHECK_TERR(snd(a, &ba, huge, sizeof(huge)), TBADDATA);
+	}
+	/* asynchronous: nothing there */
+	CHECK_RET(fcntl(b, F_SETFL, O_NONBLOCK), 0);
+	{
+		struct t_unitdata ud;
+
+		memset(&ud, 0, sizeof(ud));
+		ud.udata.buf = (char *)got;
+		ud.udata.maxlen = sizeof(got);
+		CHECK_TERR(t_rcvudata(b, &ud, &flags), TNODATA);
+	}
+	CHECK_RET(t_close(a), 0);
+	CHECK_RET(t_close(b), 0);
+	CHECK_RET(t_close(c), 0);
+}
+
+/* A long burst: all delivered, and the batching provider needs fewer
+ * sending calls than datagrams. */
+static void test_burst(void)
+{
+	struct sockaddr_storage aa, ba, src;
+	struct inet_stats sa, sb;
+	struct t_optmgmt req, ret;
+	struct {
+		struct t_opthdr h;
+		t_scalar_t v;
+	} o = { { sizeof(o), XTI_GENERIC, XTI_RCVBUF, 0 }, 4 << 20 }, r;
+	char buf[128];
+	int a, b, flags, n = 2000, got = 0;
+
+	a = open_bound(&aa);
+	b = open_bound(&ba);
+	memset(&req, 0, sizeof(req));
+	req.flags = T_NEGOTIATE;
+	req.opt.buf = (char *)&o;
+	req.opt.len = sizeof(o);
+	memset(&ret, 0, sizeof(ret));
+	ret.opt.buf = (char *)&r;
+	ret.opt.maxlen = sizeof(r);
+	CHECK_RET(t_optmgmt(b, &req, &ret), 0);
+	for (int i = 0; i < n; i++) {
+		memcpy(buf, &i, sizeof(i));
+		CHECK_RET(snd(a, &ba, buf, 64), 0);
+	}
+	for (int i = 0; i < n; i++) {
+		int k;
+
+		if (rcv(b, buf, sizeof(buf), &src, &flags) != 64)
+			break;
+		memcpy(&k, buf, sizeof(k));
+		CHECK_EQ(k, i);
+		if (k != i)
+			break;
+		got++;
+	}
+	CHECK_EQ(got, n);
+	get_stats(a, &sa);
+	get_stats(b, &sb);
+	CHECK_EQ(sa.tx_msgs, (uint64_t)n);
+	CHECK_EQ(sa.tx_sent, (uint64_t)n);
+	CHECK_EQ(sa.tx_drops, 0);
+	CHECK_EQ(sb.rx_msgs, (uint64_t)n);
+	CHECK_EQ(sb.rx_bytes, (uint64_t)n * 64);
+	if (strcmp(dev, "/dev/udp") == 0)
+		CHECK(sa.tx_calls < sa.tx_msgs / 4);
+	else
+		CHECK_EQ(sa.tx_calls, (uint64_t)n);
+	CHECK_RET(t_close(a), 0);
+	CHECK_RET(t_close(b), 0);
+}
+
+static void test_interop(void)
+{
+	struct sockaddr_storage xa, sa, src;
+	socklen_t l = sizeof(sa);
+	char buf[256];
+	int x, s, flags;
+
+	x = open_bound(&xa);
+	s = socket(fam, SOCK_DGRAM, 0);
+	REQUIRE(s >= 0);
+	loop_addr(&sa, 0);
+	REQUIRE(bind(s, (struct sockaddr *)&sa, sa_len()) == 0);
+	REQUIRE(getsockname(s, (struct sockaddr *)&sa, &l) == 0);
+	/* socket -> XTI */
+	CHECK_RET((int)sendto(s, "hello", 5, 0, (struct sockaddr *)&xa,
+			      sa_len()), 5);
+	CHECK_RET(rcv(x, buf, sizeof(buf), &src, &flags), 5);
+	CHECK(memcmp(buf, "hello", 5) == 0);
+	CHECK_EQ(port_of(&src), port_of(&sa));
+	/* XTI -> socket */
+	for (int i = 0; i < 10; i++)
+		CHECK_RET(snd(x, &sa, "world", 5), 0);
+	for (int i = 0; i < 10; i++) {
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof(from);
+		struct timeval tv = { 5, 0 };
+
+		setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		CHECK_RET((int)recvfrom(s, buf, sizeof(buf), 0,
+					(struct sockaddr *)&from, &fl), 5);
+		CHECK_EQ(port_of(&from), port_of(&xa));
+	}
+	close(s);
+	CHECK_RET(t_close(x), 0);
+}
+
+static void test_uderr(void)
+{
+	struct sockaddr_storage xa, closed, dest;
+	struct t_uderr ue;
+	socklen_t l = sizeof(closed);
+	char buf[16];
+	int x, s, flags, ev = 0;
+	long end;
+
+	x = open_bound(&xa);
+	/* a port nobody listens on */
+	s = socket(fam, SOCK_DGRAM, 0);
+	loop_addr(&closed, 0);
+	REQUIRE(bind(s, (struct sockaddr *)&closed, sa_len()) == 0);
+	REQUIRE(getsockname(s, (struct sockaddr *)&closed, &l) == 0);
+	close(s);
+	CHECK_RET(snd(x, &closed, "x", 1), 0);
+	end = now_ms() + 5000;
+	while ((ev = t_look(x)) == 0 && now_ms() < end)
+		pause_ms(1);
+	CHECK_EQ(ev, T_UDERR);
+	{
+		struct sockaddr_storage src;
+
+		CHECK_TERR(rcv(x, buf, sizeof(buf), &src, &flags), TLOOK);
+	}
+	memset(&ue, 0, sizeof(ue));
+	ue.addr.buf = (char *)&dest;
+	ue.addr.maxlen = sizeof(dest);
+	CHECK_RET(t_rcvuderr(x, &ue), 0);
+	CHECK_EQ(ue.error, ECONNREFUSED);
+	CHECK_EQ(ue.addr.len, sa_len());
+	CHECK_EQ(port_of(&dest), port_of(&closed));
+	CHECK_RET(t_close(x), 0);
+}
+
+static void test_options(void)
+{
+	struct t_optmgmt req, ret;
+	struct {
+		struct t_opthdr h;
+		t_scalar_t v;
+	} o, r;
+	struct {
+		struct t_opthdr h;
+		t_uscalar_t v;
+	} ttl = { { sizeof(ttl), INET_IP, T_IP_TTL, 0 }, 7 }, rt;
+	int fd = t_open(dev, O_RDWR, NULL);
+
+	REQUIRE(fd >= 0);
+	/* a buffer size the kernel grants as asked */
+	o.h.len = sizeof(o);
+	o.h.level = XTI_GENERIC;
+	o.h.name = XTI_SNDBUF;
+	o.h.status = 0;
+	o.v = 65536;
+	memset(&req, 0, sizeof(req));
+	req.flags = T_NEGOTIATE;
+	req.opt.buf = (char *)&o;
+	req.opt.len = sizeof(o);
+	memset(&ret, 0, sizeof(ret));
+	ret.opt.buf = (char *)&r;
+	ret.opt.maxlen = sizeof(r);
+	CHECK_RET(t_optmgmt(fd, &req, &ret), 0);
+	CHECK_EQ(ret.flags, T_SUCCESS);
+	CHECK_EQ(r.v, 65536);
+	req.flags = T_CURRENT;
+	CHECK_RET(t_optmgmt(fd, &req, &ret), 0);
+	CHECK_EQ(r.v, 65536);
+	/* one above what the kernel allows: granted less */
+	o.v = 0x7fffff00;
+	req.flags = T_NEGOTIATE;
+	CHECK_RET(t_optmgmt(fd, &req, &ret), 0);
+	CHECK_EQ(ret.flags, T_PARTSUCCESS);
+	CHECK(r.v > 0 && r.v < 0x7fffff00);
+	/* IP_TTL by both names */
+	req.opt.buf = (char *)&ttl;
+	req.opt.len = sizeof(ttl);
+	ret.opt.buf = (char *)&rt;
+	ret.opt.maxlen = sizeof(rt);
+	CHECK_RET(t_optmgmt(fd, &req, &ret), 0);
+	CHECK_EQ(ret.flags, T_SUCCESS);
+	ttl.h.name = IP_TTL;
+	req.flags = T_CURRENT;
+	CHECK_RET(t_optmgmt(fd, &req, &ret), 0);
+	CHECK_EQ(rt.v, 7u);
+	CHECK_EQ(rt.h.name, (t_uscalar_t)IP_TTL);
+	/* an option nobody knows */
+	o.h.level = INET_UDP;
+	o.h.name = 0x7777;
+	o.v = 1;
+	req.flags = T_NEGOTIATE;
+	req.opt.buf = (char *)&o;
+	req.opt.len = sizeof(o);
+	ret.opt.buf = (char *)&r;
+	ret.opt.maxlen = sizeof(r);
+	CHECK_RET(t_optmgmt(fd, &req, &ret), 0);
+	CHECK_EQ(ret.flags, T_NOTSUPPORT);
+	CHECK_RET(t_close(fd), 0);
+}
+
+int main(void)
+{
+	static const char *const devs[] = { "/dev/inet/udp", "/dev/udp" };
+
+	for (int d = 0; d < 2; d++)
+		for (int f = 0; f < 2; f++) {
+			dev = devs[d];
+			fam = f ? AF_INET6 : AF_INET;
+			test_info_bind();
+			test_data();
+			test_burst();
+			test_interop();
+			test_uderr();
+			test_options();
+		}
+	T_DONE();
+}
