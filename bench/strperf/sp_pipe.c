@@ -217,7 +217,8 @@ const struct sp_impl sp_pipe_socketpair = {
 const struct sp_impl sp_pipe_streams = {
 	.name = "streams",
 	.desc = "STREAMS pipe (s_pipe, shared memory between the processes), "
-		"one write()/read() per message",
+		"one write()/read() per message; --bufsize does not apply "
+		"(a fixed shared ring each way)",
 	.family = SP_FAM_PIPE,
 	.modes = SP_MODE_STREAM,
 	.byte_stream = 1,

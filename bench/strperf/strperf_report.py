@@ -302,6 +302,31 @@ def rep_table(aggs, test, bufsize, impls):
     return header, rows
 
 
+def buffer_table(points, test, bufsize, impls):
+    """What each implementation's ends were granted for --bufsizes (from
+    the measured points): header, rows."""
+    def say(vals):
+        vals = sorted({v for v in vals if isinstance(v, int)})
+        if not vals:
+            return "-"
+        if vals == [-1]:
+            return "not settable / not reported"
+        return ", ".join("%d" % v if v >= 0 else "not reported"
+                         for v in vals)
+    rows = []
+    for i in impls:
+        ok = [p for p in points if p.get("test") == test and
+              p.get("impl") == i and p.get("bufsize") == bufsize and
+              p.get("status") == "ok"]
+        if not ok:
+            continue
+        rows.append([i, "%d" % bufsize if bufsize else "system default",
+                     say(p.get("tx_sndbuf") for p in ok),
+                     say(p.get("rx_rcvbuf") for p in ok)])
+    return (["impl", "asked", "sender's send buffer granted",
+             "receiver's receive buffer granted"], rows)
+
+
 def grouped_notes(aggs, test, bufsize, impls):
     """The runs' notes, one line per (implementation, note) with the sizes
     it came from, so a row skipped at every size says so once."""
@@ -1056,8 +1081,10 @@ def build_report(outdir, points, meta, aggs, tests, charts, paper,
         "the test time; then the receiver drains what is left and reports. "
         "Tx is messages sent per second, Rx messages received per second, "
         "both over the sender's measured time. Every implementation gets "
-        "the same sizes, time and buffers (SO_SNDBUF and SO_RCVBUF on both "
-        "ends; F_SETPIPE_SZ for pipes). Byte streams count bytes received "
+        "the same sizes, time and buffer size (SO_SNDBUF and SO_RCVBUF on both "
+        "ends; XTI_SNDBUF and XTI_RCVBUF for XTI; F_SETPIPE_SZ for pipes; "
+        "the STREAMS pipe's shared ring is fixed: each test's Buffers table "
+        "shows what was granted). Byte streams count bytes received "
         "divided by the message size. Nothing is retried or filtered: every "
         "run is in results.csv, and with repetitions the tables show the "
         "median while the charts shade min..max. `n/a` marks a size "
@@ -1109,6 +1136,13 @@ def build_report(outdir, points, meta, aggs, tests, charts, paper,
             d.p("Percent more Rx messages per second than the baseline at "
                 "the same size; faster/slower/even as in the verdict.")
             d.table(ch, cr, ["r"] + ["l"] * (len(ch) - 1))
+        bh, br = buffer_table(points, name, b, t["impls"])
+        if br:
+            d.h(3, "Buffers")
+            d.p("What each implementation's ends were granted when asked "
+                "for the same size (Linux doubles SO_SNDBUF/SO_RCVBUF; "
+                "pipes round up to pages; a STREAMS pipe has a fixed ring).")
+            d.table(bh, br, ["l", "r", "r", "r"])
         if meta.get("repeat", 1) > 1:
             d.h(3, "Repetitions (Rx messages per second: min / median / "
                 "max)")

@@ -338,6 +338,19 @@ class TestPieces(unittest.TestCase):
                 "impls": ["pipe", "socketpair", "streams"]}
         self.assertEqual(rp.comparators(pipe), ["pipe", "socketpair"])
 
+    def test_buffer_table(self):
+        pts = [dict(point("PIPE_STREAM", i, 64, 1, 100), tx_sndbuf=a,
+                    rx_rcvbuf=b)
+               for i, a, b in (("pipe", 131072, 131072),
+                               ("streams", -1, -1))]
+        pts.append(point("PIPE_STREAM", "gone", 64, 1, 0, status="skipped"))
+        h, rows = rp.buffer_table(pts, "PIPE_STREAM", 131071,
+                                  ["pipe", "streams", "gone"])
+        self.assertEqual(rows, [
+            ["pipe", "131071", "131072", "131072"],
+            ["streams", "131071", "not settable / not reported",
+             "not settable / not reported"]])
+
     def test_charts_unavailable_message(self):
         e = rp.ChartsUnavailable("x")
         self.assertIsInstance(e, RuntimeError)
