@@ -437,8 +437,13 @@ def make_charts(outdir, aggs, test, bufsize, impls, baseline, fits,
     ax.legend(fontsize=8)
     files["perf"] = _save(plt, fig, outdir, base + "_perf")
 
-    # delay: seconds per message against size, with the fitted line
+    # delay: seconds per message against size, with the fitted line; a
+    # point far above the rest (a row that delivered almost nothing) is
+    # drawn at the top edge with its value, so the others stay readable
     fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    ally = [1e6 / r["rx_median"] for i in impls for r in agg_of(i)
+            if r["rx_median"] > 0]
+    top = delay_axis_top(ally)
     for i in impls:
         a = agg_of(i)
         if not a:
@@ -446,7 +451,15 @@ def make_charts(outdir, aggs, test, bufsize, impls, baseline, fits,
         x = [r["msg_size"] for r in a]
         y = [1e6 / r["rx_median"] if r["rx_median"] > 0 else float("nan")
              for r in a]
-        ax.plot(x, y, "o", color=color[i], label="%s" % i)
+        ax.plot([u for u, v in zip(x, y) if v <= top],
+                [v for v in y if v <= top], "o", color=color[i],
+                label="%s" % i)
+        for u, v in zip(x, y):
+            if v > top:
+                ax.plot([u], [top], "^", color=color[i], clip_on=False)
+                ax.annotate("%s: %.0f us (off scale)" % (i, v), (u, top),
+                            textcoords="offset points", xytext=(-4, -12),
+                            ha="right", fontsize=7, color=color[i])
         f = fits.get(i)
         if f:
             xs = [0, max(x)]
@@ -456,10 +469,10 @@ def make_charts(outdir, aggs, test, bufsize, impls, baseline, fits,
                     (i, f["intercept"] * 1e6, f["slope"] * 1e9))
     ax.set_xlabel("Message size (bytes)")
     ax.set_ylabel("Delay per message (microseconds)")
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(0, top * 1.02)
     ax.grid(True, alpha=0.3)
     ax.set_title("%s delay\n%s" % (test, sub), fontsize=10)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left")
     files["delay"] = _save(plt, fig, outdir, base + "_delay")
 
     # throughput: log bytes per second against log size
@@ -505,7 +518,12 @@ def make_charts(outdir, aggs, test, bufsize, impls, baseline, fits,
         fig, ax = plt.subplots(figsize=(7.5, 4.8))
         ax.axhline(0, color="black", linewidth=0.8)
         cols = sorted({c["column"] for c in paper})
-        pcol = {c: colors[(n + len(impls)) % len(colors)]
+        # a published column in the colour of our row that measures the
+        # same thing (PAPER_MATCH), dashed and lighter
+        ours = {PAPER_MATCH[(test, i)]: i for i in impls
+                if (test, i) in PAPER_MATCH}
+        pcol = {c: color[ours[c]] if c in ours else
+                colors[(n + len(impls)) % len(colors)]
                 for n, c in enumerate(cols)}
         seen = set()
         for c in paper:
@@ -515,8 +533,8 @@ def make_charts(outdir, aggs, test, bufsize, impls, baseline, fits,
                 lab = "paper: %s (%d machines)" % (
                     c["desc"], sum(1 for d in paper
                                    if d["column"] == c["column"]))
-            ax.plot(c["sizes"], c["pct"], "-", color=pcol[c["column"]],
-                    alpha=0.35, linewidth=1, label=lab)
+            ax.plot(c["sizes"], c["pct"], "--", color=pcol[c["column"]],
+                    alpha=0.45, linewidth=1, label=lab)
         for i in impls:
             if i == baseline:
                 continue
@@ -532,6 +550,16 @@ def make_charts(outdir, aggs, test, bufsize, impls, baseline, fits,
         ax.legend(fontsize=7)
         files["paper"] = _save(plt, fig, outdir, base + "_paper")
     return files
+
+
+def delay_axis_top(values, factor=4.0):
+    """Top of the delay axis: the largest value, unless it is more than
+    factor times the 75th percentile of all of them (then that)."""
+    v = sorted(x for x in values if st.is_finite(x))
+    if not v:
+        return 1.0
+    q3 = v[min(len(v) - 1, int(0.75 * len(v)))]
+    return v[-1] if v[-1] <= factor * q3 or q3 <= 0 else factor * q3
 
 
 def boundary_clusters(boundaries, sizes, gap=64):

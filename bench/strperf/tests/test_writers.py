@@ -338,6 +338,11 @@ class TestPieces(unittest.TestCase):
                 "impls": ["pipe", "socketpair", "streams"]}
         self.assertEqual(rp.comparators(pipe), ["pipe", "socketpair"])
 
+    def test_delay_axis_top(self):
+        self.assertEqual(rp.delay_axis_top([1, 2, 3, 4]), 4)
+        self.assertEqual(rp.delay_axis_top([1, 2, 2, 2, 2, 2, 2, 500]), 8)
+        self.assertEqual(rp.delay_axis_top([]), 1.0)
+
     def test_buffer_table(self):
         pts = [dict(point("PIPE_STREAM", i, 64, 1, 100), tx_sndbuf=a,
                     rx_rcvbuf=b)
