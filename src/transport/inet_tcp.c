@@ -117,9 +117,13 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <linux/sockios.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -138,6 +142,11 @@
 					   after this much quiet */
 #define TCP_PULL_MAX	64		/* reads per pass of the puller */
 #define TCP_SMALL	4096		/* a piece up to this is copied */
+
+#ifndef TCP_INQ
+#define TCP_INQ		36
+#define TCP_CM_INQ	TCP_INQ
+#endif
 
 #define LOAD(x)		__atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define STORE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
@@ -205,6 +214,17 @@ static void set_linger0(int fd)
 	struct linger lg = { 1, 0 };
 
 	(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+}
+
+/* What every connection's socket has: urgent data stays in line (the
+ * puller finds the mark, see rx_mark), and each read says how many
+ * bytes are left (TCP_INQ). */
+static void sock_setup(int fd)
+{
+	int one = 1;
+
+	(void)setsockopt(fd, SOL_SOCKET, SO_OOBINLINE, &one, sizeof(one));
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_INQ, &one, sizeof(one));
 }
 
 static void kick_out(struct inet_ep *ep)
@@ -417,6 +437,7 @@ static void accept_more(struct inet_ep *ep)
 				(void)str_kev_rearm(&ep->ke, POLLIN);
 			break;
 		}
+		sock_setup(fd);
 		p->fd = fd;
 		p->seq = pp->next_seq;
 		pp->next_seq = pp->next_seq >= 0x3fffffff ? 1 :
@@ -668,7 +689,8 @@ static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 		}
 		dlen = tpi_datalen(mp);
 	}
-	if (ep->pr->tidu > 0 && dlen > (size_t)ep->pr->tidu) {
+	if ((ep->pr->tidu > 0 && dlen > (size_t)ep->pr->tidu) ||
+	    (optlen > 0 && inet_assoc_opts(ep, opt, optlen) != 0)) {
 		tpi_fatal(ep->wq, mp, EPROTO);
 		return;
 	}
@@ -679,8 +701,7 @@ static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 		freemsg(mp);
 		return;
 	}
-	if (!tpi_allowed(ep->state, T_DATA_REQ) ||
-	    (optlen > 0 && inet_assoc_opts(ep, opt, optlen) != 0)) {
+	if (!tpi_allowed(ep->state, T_DATA_REQ)) {
 		inet_unlock(ep);
 		tpi_fatal(ep->wq, mp, EPROTO);
 		return;
@@ -818,11 +839,18 @@ static bool rx_up(struct inet_ep *ep, unsigned i, size_t n)
 	return true;
 }
 
-/* One read: bytes sent up, 0 at end of file, -1 with *err. */
-static ssize_t rx_data(struct inet_ep *ep, int *err)
+/* One read: bytes sent up, 0 at end of file, -1 with *err; *inq the
+ * bytes the kernel still holds (-1 not known). */
+static ssize_t rx_data(struct inet_ep *ep, int *err, int *inq)
 {
 	struct tcp_pp *pp = PP(ep);
 	struct iovec iov[TCP_RDBLK];
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct msghdr mh;
+	struct cmsghdr *c;
 	unsigned i, nb = 1;
 	ssize_t r;
 	size_t left;
@@ -848,10 +876,13 @@ static ssize_t rx_data(struct inet_ep *ep, int *err)
 		iov[i].iov_len = pp->rbsize;
 	}
 	nb = i;
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = iov;
+	mh.msg_iovlen = nb;
+	mh.msg_control = &cm;
+	mh.msg_controllen = sizeof(cm);
 	do
-		r = nb == 1 ? recv(sock(ep), iov[0].iov_base, iov[0].iov_len,
-				   MSG_DONTWAIT)
-			    : readv(sock(ep), iov, (int)nb);
+		r = recvmsg(sock(ep), &mh, MSG_DONTWAIT);
 	while (r < 0 && errno == EINTR);
 	if (r < 0) {
 		*err = errno == EWOULDBLOCK ? EAGAIN : errno;
@@ -859,6 +890,10 @@ static ssize_t rx_data(struct inet_ep *ep, int *err)
 	}
 	if (r == 0)
 		return 0;
+	*inq = -1;
+	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == IPPROTO_TCP && c->cmsg_type == TCP_CM_INQ)
+			memcpy(inq, CMSG_DATA(c), sizeof(*inq));
 	INET_COUNT(ep, rx_calls, 1);
 	left = (size_t)r;
 	for (i = 0; i < nb && left > 0; i++) {
@@ -874,14 +909,21 @@ static ssize_t rx_data(struct inet_ep *ep, int *err)
 	return r;
 }
 
-/* Urgent data waiting?  Sent up as T_EXDATA_IND (rlock held). */
-static void rx_oob(struct inet_ep *ep)
+/*
+ * A read stopped short while the kernel holds more: a read stops before
+ * the urgent byte (SO_OOBINLINE).  If the socket is at the mark, that
+ * byte goes up alone as T_EXDATA_IND (rlock held).
+ */
+static void rx_mark(struct inet_ep *ep)
 {
 	struct T_exdata_ind xi = { T_EXDATA_IND, 0 };
 	unsigned char c;
 	mblk_t *hd, *d;
+	int at = 0;
 
-	if (recv(sock(ep), &c, 1, MSG_OOB | MSG_DONTWAIT) != 1)
+	if (ioctl(sock(ep), SIOCATMARK, &at) != 0 || !at)
+		return;
+	if (recv(sock(ep), &c, 1, MSG_DONTWAIT) != 1)
 		return;
 	INET_COUNT(ep, rx_calls, 1);
 	hd = tpi_proto(sizeof(xi), M_PROTO);
@@ -960,6 +1002,7 @@ static void pull_locked(struct inet_ep *ep, bool arm)
 	}
 	for (n = 0; LOAD(pp->rx_ok); n++) {
 		ssize_t r;
+		int inq = -1;
 
 		if (!canput(ep->rq) || inet_rfull(ep, 0))
 			return;		/* the read service procedure pulls */
@@ -968,9 +1011,12 @@ static void pull_locked(struct inet_ep *ep, bool arm)
 				(void)str_kev_rearm(&ep->ke, POLLIN);
 			return;
 		}
-		r = rx_data(ep, &err);
-		if (r > 0)
+		r = rx_data(ep, &err, &inq);
+		if (r > 0) {
+			if (inq != 0 && (size_t)r % pp->rbsize != 0)
+				rx_mark(ep);	/* stopped short of more */
 			continue;
+		}
 		if (r == 0) {
 			if ((err = LOAD(pp->werr)) != 0)
 				conn_lost(ep, err);
@@ -979,7 +1025,6 @@ static void pull_locked(struct inet_ep *ep, bool arm)
 			return;
 		}
 		if (err == EAGAIN) {
-			rx_oob(ep);
 			if (arm)
 				(void)str_kev_rearm(&ep->ke, POLLIN);
 			return;
@@ -1097,6 +1142,14 @@ static void tcp_conn_req(struct inet_ep *ep, mblk_t *mp)
 		inet_error_ack(ep, mp, T_CONN_REQ, TSYSERR, ENOMEM);
 		return;
 	}
+	/* (inet_assoc_opts takes the lock itself) */
+	if (r.OPT_length > 0 &&
+	    inet_assoc_opts(ep, tpi_region(mp, r.OPT_offset, r.OPT_length),
+			    (size_t)r.OPT_length) != 0) {
+		freemsg(ok);
+		inet_error_ack(ep, mp, T_CONN_REQ, TBADOPT, 0);
+		return;
+	}
 	inet_lock(ep);
 	if (ep->state != TS_IDLE || ep->qlen > 0) {
 		err = TOUTSTATE;	/* a listener does not call out */
@@ -1113,12 +1166,7 @@ static void tcp_conn_req(struct inet_ep *ep, mblk_t *mp)
 		inet_error_ack(ep, mp, T_CONN_REQ, err, e);
 		return;
 	}
-	if (r.OPT_length > 0 &&
-	    inet_assoc_opts(ep, tpi_region(mp, r.OPT_offset, r.OPT_length),
-			    (size_t)r.OPT_length) != 0) {
-		err = TBADOPT;
-		goto fail;
-	}
+	sock_setup(sock(ep));
 	rc = connect(sock(ep), (struct sockaddr *)&ss, sl);
 	e = rc == 0 ? 0 : errno;
 	if (rc == 0 || e == EINPROGRESS || e == EINTR || e == EAGAIN) {
@@ -1209,6 +1257,15 @@ static void tcp_conn_res(struct inet_ep *ep, mblk_t *mp)
 		}
 	}
 	ap = PP(acc);
+	/* (inet_assoc_opts takes the acceptor's lock itself) */
+	if (r.OPT_length > 0 &&
+	    inet_assoc_opts(acc, tpi_region(mp, r.OPT_offset, r.OPT_length),
+			    (size_t)r.OPT_length) != 0) {
+		if (held)
+			inet_token_rele();
+		inet_error_ack(ep, mp, T_CONN_RES, TBADOPT, 0);
+		return;
+	}
 	strlock(&pp->rlock);	/* no accept in flight on the listener */
 	lock2(ep, acc);
 	if (ep->state != TS_WRES_CIND)
@@ -1221,10 +1278,6 @@ static void tcp_conn_res(struct inet_ep *ep, mblk_t *mp)
 		err = TOUTSTATE;
 	if (err == 0 && !pend_has(ep, r.SEQ_number))
 		err = TBADSEQ;
-	if (err == 0 && r.OPT_length > 0 &&
-	    inet_assoc_opts(acc, tpi_region(mp, r.OPT_offset, r.OPT_length),
-			    (size_t)r.OPT_length) != 0)
-		err = TBADOPT;
 	if (err != 0)
 		goto fail;
 	p = pend_take(ep, r.SEQ_number);
@@ -1431,6 +1484,7 @@ static int tcp_bound(struct inet_ep *ep, int *unixerr)
 	struct tcp_pp *pp = PP(ep);
 
 	pp->stale = false;
+	sock_setup(sock(ep));
 	if (ep->qlen > TCP_MAXQLEN)
 		ep->qlen = TCP_MAXQLEN;
 	if (ep->qlen == 0)

@@ -1,0 +1,291 @@
+/*
+ * test_inet_tcp_data -- data and release on /dev/inet/tcp and /dev/tcp
+ * over 127.0.0.1 and ::1: data both ways; T_MORE (no boundaries on a
+ * byte stream: the bytes arrive in order); expedited data (TCP urgent
+ * data: only the last byte of a T_EXPEDITED send is urgent, the bytes
+ * before it arrive as normal data); orderly release started by either
+ * side (t_sndrel / t_rcvrel); abortive release (t_snddis: the peer sees
+ * T_DISCONNECT, ECONNRESET); an endpoint connecting again after its
+ * connection ended; interoperation with plain sockets: a socket client
+ * against an XTI server and an XTI client against a socket server, data
+ * and release both ways.
+ */
+#include "test_inet_tcp_lib.h"
+
+static void test_more(void)
+{
+	char buf[16];
+	int c, s;
+
+	REQUIRE(xt_pair(&c, &s) == 0);
+	CHECK_RET(t_snd(c, "abc", 3, T_MORE), 3);
+	CHECK_RET(t_snd(c, "def", 3, T_MORE), 3);
+	CHECK_RET(t_snd(c, "gh", 2, 0), 2);
+	CHECK_RET(xt_rcv_all(s, buf, 8), 0);
+	CHECK_MEM(buf, "abcdefgh", 8);
+	/* the other way, many small ones */
+	for (int i = 0; i < 100; i++) {
+		char b = (char)i;
+
+		CHECK_RET(t_snd(s, &b, 1, i % 3 ? T_MORE : 0), 1);
+	}
+	char got[100];
+	CHECK_RET(xt_rcv_all(c, got, 100), 0);
+	for (int i = 0; i < 100; i++)
+		if (got[i] != (char)i) {
+			CHECK_EQ(got[i], i);
+			break;
+		}
+	CHECK_RET(t_close(c), 0);
+	CHECK_RET(t_close(s), 0);
+}
+
+static void test_expedited(void)
+{
+	char normal[32], ex[8], buf[32];
+	size_t nn = 0, ne = 0;
+	int c, s, flags;
+	long end;
+
+	REQUIRE(xt_pair(&c, &s) == 0);
+	CHECK_RET(t_snd(c, "urgent", 6, T_EXPEDITED), 6);
+	CHECK_RET(t_snd(c, "after", 5, 0), 5);
+	/* "urgen" + "after" normal, "t" expedited, in some order */
+	end = now_ms() + 5000;
+	while ((nn < 10 || ne < 1) && now_ms() < end) {
+		int r;
+
+		CHECK_RET(set_nonblock(s, true), 0);
+		r = t_rcv(s, buf, sizeof(buf), &flags);
+		CHECK_RET(set_nonblock(s, false), 0);
+		if (r < 0) {
+			CHECK(t_errno == TNODATA);
+			if (t_errno != TNODATA)
+				break;
+			pause_ms(1);
+			continue;
+		}
+		if (flags & T_EXPEDITED) {
+			if (ne + (size_t)r <= sizeof(ex))
+				memcpy(ex + ne, buf, (size_t)r);
+			ne += (size_t)r;
+		} else {
+			if (nn + (size_t)r <= sizeof(normal))
+				memcpy(normal + nn, buf, (size_t)r);
+			nn += (size_t)r;
+		}
+	}
+	CHECK_EQ(nn, 10);
+	CHECK_EQ(ne, 1);
+	CHECK_MEM(normal, "urgenafter", 10);
+	CHECK_EQ(ex[0], 't');
+	CHECK_RET(t_close(c), 0);
+	CHECK_RET(t_close(s), 0);
+}
+
+/* orderly release; first the caller, then the other side first */
+static void test_orderly(void)
+{
+	char buf[16];
+	int c, s, flags;
+
+	REQUIRE(xt_pair(&c, &s) == 0);
+	CHECK_RET(t_snd(c, "hello", 5, 0), 5);
+	CHECK_RET(t_sndrel(c), 0);
+	CHECK_STATE(c, T_OUTREL);
+	CHECK_RET(xt_rcv_all(s, buf, 5), 0);
+	CHECK_MEM(buf, "hello", 5);
+	CHECK_TERR(t_rcv(s, buf, sizeof(buf), &flags), TLOOK);
+	CHECK_RET(t_look(s), T_ORDREL);
+	CHECK_RET(t_rcvrel(s), 0);
+	CHECK_STATE(s, T_INREL);
+	CHECK_RET(t_snd(s, "bye", 3, 0), 3);
+	CHECK_RET(t_sndrel(s), 0);
+	CHECK_STATE(s, T_IDLE);
+	CHECK_RET(xt_rcv_all(c, buf, 3), 0);
+	CHECK_MEM(buf, "bye", 3);
+	CHECK_TERR(t_rcv(c, buf, sizeof(buf), &flags), TLOOK);
+	CHECK_RET(t_rcvrel(c), 0);
+	CHECK_STATE(c, T_IDLE);
+	CHECK_RET(t_close(c), 0);
+	CHECK_RET(t_close(s), 0);
+
+	REQUIRE(xt_pair(&c, &s) == 0);
+	CHECK_RET(t_sndrel(s), 0);
+	CHECK_STATE(s, T_OUTREL);
+	CHECK_EQ(xt_wait_event(c, T_ORDREL, 3000), T_ORDREL);
+	CHECK_RET(t_rcvrel(c), 0);
+	CHECK_STATE(c, T_INREL);
+	CHECK_RET(t_snd(c, "last", 4, 0), 4);
+	CHECK_RET(t_sndrel(c), 0);
+	CHECK_STATE(c, T_IDLE);
+	CHECK_RET(xt_rcv_all(s, buf, 4), 0);
+	CHECK_MEM(buf, "last", 4);
+	CHECK_RET(xt_wait_event(s, T_ORDREL, 3000), T_ORDREL);
+	CHECK_RET(t_rcvrel(s), 0);
+	CHECK_STATE(s, T_IDLE);
+	CHECK_RET(t_close(c), 0);
+	CHECK_RET(t_close(s), 0);
+}
+
+/* abortive release, then the caller connects again */
+static void test_abortive(void)
+{
+	struct t_discon d;
+	struct sa a;
+	char buf[8];
+	int c, s, lfd, seq = -1, flags;
+
+	REQUIRE(xt_pair(&c, &s) == 0);
+	CHECK_RET(t_snd(c, "x", 1, 0), 1);
+	CHECK_RET(xt_rcv_all(s, buf, 1), 0);
+	CHECK_RET(t_snddis(c, NULL), 0);
+	CHECK_STATE(c, T_IDLE);
+	CHECK_TERR(t_rcv(s, buf, sizeof(buf), &flags), TLOOK);
+	CHECK_RET(t_look(s), T_DISCONNECT);
+	memset(&d, 0, sizeof(d));
+	CHECK_RET(t_rcvdis(s, &d), 0);
+	CHECK_EQ(d.reason, ECONNRESET);
+	CHECK_EQ(d.sequence, -1);
+	CHECK_STATE(s, T_IDLE);
+	/* the other side aborts while the caller waits in t_rcv */
+	CHECK_RET(t_close(s), 0);
+	lfd = xt_listener(1, &a);
+	REQUIRE(lfd >= 0);
+	CHECK_RET(xt_call(c, &a), 0);
+	CHECK_RET(xt_listen(lfd, &seq, NULL), 0);
+	CHECK_RET(xt_accept(lfd, lfd, seq), 0);
+	CHECK_RET(xt_connected(c), 0);
+	CHECK_RET(t_snd(lfd, "again", 5, 0), 5);
+	CHECK_RET(xt_rcv_all(c, buf, 5), 0);
+	CHECK_MEM(buf, "again", 5);
+	CHECK_RET(t_snddis(lfd, NULL), 0);
+	CHECK_TERR(t_rcv(c, buf, sizeof(buf), &flags), TLOOK);
+	CHECK_RET(t_rcvdis(c, &d), 0);
+	CHECK_EQ(d.reason, ECONNRESET);
+	/* the listener, its connection over, listens again */
+	CHECK_STATE(lfd, T_IDLE);
+	CHECK_RET(xt_call(c, &a), 0);
+	CHECK_RET(xt_listen(lfd, &seq, NULL), 0);
+	CHECK_RET(xt_accept(lfd, lfd, seq), 0);
+	CHECK_RET(xt_connected(c), 0);
+	CHECK_RET(t_snd(c, "3rd", 3, 0), 3);
+	CHECK_RET(xt_rcv_all(lfd, buf, 3), 0);
+	CHECK_MEM(buf, "3rd", 3);
+	CHECK_RET(t_close(c), 0);
+	CHECK_RET(t_close(lfd), 0);
+}
+
+/* a plain socket client against an XTI server */
+static void test_socket_client(void)
+{
+	struct sa a;
+	char buf[64];
+	int lfd, acc, s, seq = -1, flags;
+
+	lfd = xt_listener(4, &a);
+	acc = xt_open();
+	REQUIRE(lfd >= 0 && acc >= 0);
+	s = socket(cur->family, SOCK_STREAM, 0);
+	REQUIRE(s >= 0);
+	CHECK_RET(connect(s, &a.u.sa, a.len), 0);
+	CHECK_RET(xt_listen(lfd, &seq, NULL), 0);
+	CHECK_RET(xt_accept(lfd, acc, seq), 0);
+	CHECK_RET(send(s, "request", 7, 0), 7);
+	CHECK_RET(xt_rcv_all(acc, buf, 7), 0);
+	CHECK_MEM(buf, "request", 7);
+	CHECK_RET(t_snd(acc, "response", 8, 0), 8);
+	CHECK_RET(recv(s, buf, 8, MSG_WAITALL), 8);
+	CHECK_MEM(buf, "response", 8);
+	/* the server releases; the client reads the end, then closes */
+	CHECK_RET(t_sndrel(acc), 0);
+	CHECK_RET(recv(s, buf, sizeof(buf), 0), 0);
+	CHECK_RET(send(s, "tail", 4, 0), 4);
+	CHECK_RET(shutdown(s, SHUT_WR), 0);
+	CHECK_RET(xt_rcv_all(acc, buf, 4), 0);
+	CHECK_MEM(buf, "tail", 4);
+	CHECK_TERR(t_rcv(acc, buf, sizeof(buf), &flags), TLOOK);
+	CHECK_RET(t_rcvrel(acc), 0);
+	CHECK_STATE(acc, T_IDLE);
+	close(s);
+	CHECK_RET(t_close(acc), 0);
+	CHECK_RET(t_close(lfd), 0);
+}
+
+/* an XTI client against a plain socket server */
+static void test_socket_server(void)
+{
+	struct sa a = sa_lo(cur->family, 0), peer;
+	socklen_t al = a.len;
+	struct t_call c, rc;
+	char buf[64];
+	int ls, s, cli, flags;
+
+	ls = socket(cur->family, SOCK_STREAM, 0);
+	REQUIRE(ls >= 0);
+	REQUIRE(bind(ls, &a.u.sa, a.len) == 0);
+	REQUIRE(getsockname(ls, &a.u.sa, &al) == 0);
+	REQUIRE(listen(ls, 4) == 0);
+	cli = xt_open();
+	REQUIRE(cli >= 0);
+	CHECK_RET(xt_bind_lo(cli, 0, 0, NULL), 0);
+	memset(&c, 0, sizeof(c));
+	c.addr.buf = (char *)&a.u;
+	c.addr.len = a.len;
+	memset(&rc, 0, sizeof(rc));
+	memset(&peer, 0, sizeof(peer));
+	rc.addr.buf = (char *)&peer.u;
+	rc.addr.maxlen = sizeof(peer.u);
+	CHECK_RET(t_connect(cli, &c, &rc), 0);
+	CHECK_EQ(rc.addr.len, a.len);
+	CHECK_EQ(sa_port(&peer), sa_port(&a));
+	s = accept(ls, NULL, NULL);
+	REQUIRE(s >= 0);
+	CHECK_RET(t_snd(cli, "GET /", 5, 0), 5);
+	CHECK_RET(recv(s, buf, 5, MSG_WAITALL), 5);
+	CHECK_MEM(buf, "GET /", 5);
+	CHECK_RET(send(s, "200 OK", 6, 0), 6);
+	CHECK_RET(xt_rcv_all(cli, buf, 6), 0);
+	CHECK_MEM(buf, "200 OK", 6);
+	/* the client releases first */
+	CHECK_RET(t_sndrel(cli), 0);
+	CHECK_RET(recv(s, buf, sizeof(buf), 0), 0);
+	CHECK_RET(send(s, "fin", 3, 0), 3);
+	close(s);
+	CHECK_RET(xt_rcv_all(cli, buf, 3), 0);
+	CHECK_MEM(buf, "fin", 3);
+	CHECK_TERR(t_rcv(cli, buf, sizeof(buf), &flags), TLOOK);
+	CHECK_RET(t_rcvrel(cli), 0);
+	CHECK_STATE(cli, T_IDLE);
+	/* and connects again from the same endpoint */
+	CHECK_RET(t_connect(cli, &c, NULL), 0);
+	s = accept(ls, NULL, NULL);
+	REQUIRE(s >= 0);
+	CHECK_RET(t_snd(cli, "2", 1, 0), 1);
+	CHECK_RET(recv(s, buf, 1, MSG_WAITALL), 1);
+	/* the server aborts */
+	struct linger lg = { 1, 0 };
+	setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(s);
+	CHECK_TERR(t_rcv(cli, buf, sizeof(buf), &flags), TLOOK);
+	CHECK_RET(t_look(cli), T_DISCONNECT);
+	struct t_discon d;
+	memset(&d, 0, sizeof(d));
+	CHECK_RET(t_rcvdis(cli, &d), 0);
+	CHECK_EQ(d.reason, ECONNRESET);
+	CHECK_RET(t_close(cli), 0);
+	close(ls);
+}
+
+int main(void)
+{
+	FOR_EACH_CFG({
+		test_more();
+		test_expedited();
+		test_orderly();
+		test_abortive();
+		test_socket_client();
+		test_socket_server();
+	});
+	T_DONE();
+}
