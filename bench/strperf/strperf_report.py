@@ -1042,7 +1042,8 @@ def summary_md(aggs, tests, meta):
             cols.append(mid)
         if allsizes[-1] not in cols:
             cols.append(allsizes[-1])
-    header += ["%d B" % s for s in cols] + ["vs baseline < 1024 B"]
+    header += ["%d B" % s for s in cols] + ["vs baseline < 1024 B",
+                                            "STREAMS faster than baseline"]
     rows = []
     for t in tests:
         facts = {i: lo for i, lo, hi, n in improvement_facts(aggs, t)}
@@ -1054,9 +1055,20 @@ def summary_md(aggs, tests, meta):
             for s in cols:
                 a = by.get(s)
                 row.append(fmt_m(a["rx_median"]) if a and a["n_ok"] else
-                           ("skipped" if a and a["n_skipped"] else "-"))
+                           ("skipped" if a and a["n_skipped"] and
+                            not a["n_error"] else "error" if a else "-"))
+            measured = any(a["n_ok"] for a in by.values())
             row.append("baseline" if i == t["baseline"] else
-                       fmt_pct(facts.get(i)))
+                       fmt_pct(facts.get(i)) if measured else
+                       "not measured")
+            won = ""
+            if i in streams_impls(t) and t["baseline"] != i:
+                c = [r for r in compare_sizes(aggs, t, i, t["baseline"])
+                     if r["pct"] is not None]
+                won = ("at %d of %d sizes" % (
+                    sum(1 for r in c if r["state"] == "faster"), len(c))
+                    if c else "not measured")
+            row.append(won)
             rows.append(row)
     lines.append(md_table(header, rows,
                           ["l", "l"] + ["r"] * (len(header) - 2)))

@@ -310,7 +310,11 @@ class TestPieces(unittest.TestCase):
             self.assertEqual((r["status"], r["rx_per_s"], r["tx_per_s"]),
                              ("skipped", "", ""))
         with open(os.path.join(d, "summary.md")) as f:
-            self.assertIn("| UDP_STREAM | xtios | skipped |", f.read())
+            summ = f.read()
+        self.assertIn("| UDP_STREAM | xtios | skipped | skipped | - "
+                      "| not measured | not measured |", summ)
+        self.assertIn("| UDP_STREAM | tpi |", summ)
+        self.assertIn("| at 1 of 3 sizes |", summ)
 
     def test_compare_sizes(self):
         pts, meta = dataset(repeat=3, streams_gain=0.001)
