@@ -95,7 +95,7 @@ bench-paper: build
 	bench/strperf/strperf --paper --out report-paper $(STRPERF_OPTS)
 
 # message sizes stepped finely around the MTU boundaries, UDP_STREAM and
-# TCP_STREAM (about 14 minutes) into ./report-sweep
+# TCP_STREAM (about 13 minutes) into ./report-sweep
 bench-sweep: build
 	@tools/deps.sh bench
 	bench/strperf/strperf --sweep-mtu --out report-sweep $(STRPERF_OPTS)

@@ -57,7 +57,7 @@ about 5 minutes on a 2-core machine (rows whose provider is missing are
 skipped in a moment).  --paper uses exactly the papers' settings (sizes
 1..16384 by 2, 10 s per point, buffers 131071: 285 points, about 50 minutes).
 --sweep-mtu steps sizes finely around MTU boundaries (default
-tests UDP_STREAM,TCP_STREAM: 448 points, about 14 minutes at 1.5 s each)."""
+tests UDP_STREAM,TCP_STREAM: 428 points, about 13 minutes at 1.5 s each)."""
 
 EPILOG = """\
 examples:
