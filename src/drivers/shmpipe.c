@@ -328,7 +328,7 @@ static void shp_run(struct strkev *ke, unsigned revents)
 	struct shp_end *e = (struct shp_end *)ke;
 	queue_t *wq = WR(e->rq);
 
-	if (revents & KEV_PULL) {	/* a reader reading */
+	if (revents & (KEV_PULL | KEV_LOOK)) {	/* a reader reading, a look */
 		pull(e, false);
 		return;
 	}

@@ -234,40 +234,48 @@ out:
 	return err;
 }
 
-int str_kev_arm(struct strkev *ke, unsigned events)
+/* Arm ke for events (kev_lock held). */
+static int arm_locked(struct strkev *ke, unsigned events)
 {
 	struct epoll_event ev;
-	int err = 0;
+	int err;
 
-	pthread_mutex_lock(&kev_lock);
-	if (!ke->ke_attached) {
-		err = -EINVAL;
-		goto out;
-	}
+	if (!ke->ke_attached)
+		return -EINVAL;
 	events &= POLLIN | POLLOUT;
 	if ((err = ensure_thread()) != 0)
-		goto out;
+		return err;
 	ev.events = ep_events(events);
 	ev.data.u64 = KEV_DATA(ke);
 	if (epoll_ctl(kev_epfd, EPOLL_CTL_MOD, ke->ke_fd, &ev) < 0)
-		err = -errno;
-	else
-		ke->ke_armed = events;
-out:
+		return -errno;
+	ke->ke_armed = events;
+	return 0;
+}
+
+int str_kev_arm(struct strkev *ke, unsigned events)
+{
+	int err;
+
+	pthread_mutex_lock(&kev_lock);
+	err = arm_locked(ke, events);
 	pthread_mutex_unlock(&kev_lock);
 	return err;
 }
 
+/* The events armed and the ones added are one step under kev_lock: an
+ * EPOLL_CTL_MOD replaces the whole mask, so two threads adding POLLIN
+ * and POLLOUT from a stale reading would leave one of them unarmed. */
 int str_kev_rearm(struct strkev *ke, unsigned events)
 {
-	unsigned armed;
+	int err = 0;
 
+	events &= POLLIN | POLLOUT;
 	pthread_mutex_lock(&kev_lock);
-	armed = ke->ke_armed;
+	if ((ke->ke_armed & events) != events)
+		err = arm_locked(ke, ke->ke_armed | events);
 	pthread_mutex_unlock(&kev_lock);
-	if ((armed & events) == (events & (POLLIN | POLLOUT)))
-		return 0;
-	return str_kev_arm(ke, armed | events);
+	return err;
 }
 
 void str_kev_detach(struct strkev *ke)

@@ -444,6 +444,10 @@ struct strkev {
  * while it sleeps). */
 #define KEV_PULL	0x10000
 #define KEV_WAIT	0x20000
+/* A look at the stream head that is not a read (I_PEEK, I_NREAD: libxti
+ * looks on every send): a driver may skip a system call when it knows
+ * its source is empty. */
+#define KEV_LOOK	0x40000
 /* Register with the I/O thread (disarmed): 0 or -errno. */
 int str_kev_attach(struct strkev *ke);
 /* Ask for one report of events (POLLIN and/or POLLOUT). */

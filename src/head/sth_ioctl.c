@@ -1150,11 +1150,11 @@ int sth_ioctl(int fd, unsigned long cmd, void *arg, bool *handled)
 		err = copyout(arg, &v, sizeof(v));
 		break;
 	case I_NREAD:
-		sth_pull(sh, KEV_PULL);
+		sth_pull(sh, KEV_LOOK);
 		err = ioc_nread(&c, arg, &rval);
 		break;
 	case I_PEEK:
-		sth_pull(sh, KEV_PULL);
+		sth_pull(sh, KEV_LOOK);
 		err = ioc_peek(&c, arg, &rval);
 		break;
 	case I_CANPUT:

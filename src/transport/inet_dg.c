@@ -34,8 +34,12 @@
  * procedure, back-enabled when the stream head drains, pulls again.
  *
  * Who pulls: the stream head before it would wait (KEV_PULL, KEV_WAIT),
- * the read service procedure, and the I/O thread when POLLIN was armed
- * because somebody waits (inet_waited_for).  One puller at a time
+ * the read service procedure, and the I/O thread: a pull that finds the
+ * socket empty arms POLLIN, so the next arrival is pulled up to the
+ * stream head (and no further than flow control allows) whether or not
+ * a reader waits -- as a kernel driver's interrupt would.  A KEV_LOOK
+ * (I_PEEK, I_NREAD) while the socket is known empty (rx_ready clear) is
+ * free: libxti looks at the stream head on every send.  One puller at a time
  * (rx_lock, trylock); a pull asked for while another runs is noted
  * (pull_again) and done by the running puller before it lets go.
  *
@@ -81,6 +85,11 @@ struct dg {
 	int flush_again;		/* atomic */
 	int kicked;			/* atomic: POLLOUT armed to flush */
 	int gso_off;			/* atomic: the kernel refused GSO */
+	int rx_ready;			/* atomic: the socket may have data
+					   (POLLIN came, or the last pull did
+					   not find it empty); clear: a
+					   KEV_PULL costs no system call, and
+					   POLLIN is armed */
 	uint64_t tx_last;		/* atomic: ns of the last send */
 	unsigned char *rxbuf;		/* rx_lock: VLEN * RXBUF bytes */
 };
@@ -657,7 +666,9 @@ static bool pull_locked(struct inet_ep *ep)
 				read_errors(ep);
 				continue;
 			}
-			return true;	/* EAGAIN, or nothing to read */
+			/* EAGAIN, or nothing to read */
+			__atomic_store_n(&d->rx_ready, 0, __ATOMIC_RELEASE);
+			return true;
 		}
 		INET_COUNT(ep, rx_calls, 1);
 		for (int i = 0; i < n; i++) {
@@ -690,8 +701,10 @@ static bool pull_locked(struct inet_ep *ep)
 				len -= k;
 			} while (len > 0);
 		}
-		if (n < vlen)
+		if (n < vlen) {
+			__atomic_store_n(&d->rx_ready, 0, __ATOMIC_RELEASE);
 			return true;
+		}
 	}
 }
 
@@ -726,7 +739,9 @@ static void pull(struct inet_ep *ep, bool arm)
 					    __ATOMIC_ACQUIRE) == 0)
 				break;
 		}
-		if (empty && (arm || inet_waited_for(ep)))
+		/* found empty: the I/O thread serves the next arrival
+		 * (a reader that never sleeps must see it too) */
+		if (empty)
 			(void)str_kev_rearm(&ep->ke, POLLIN);
 		pthread_mutex_unlock(&ep->rx_lock);
 		if (__atomic_load_n(&d->pull_again, __ATOMIC_ACQUIRE) == 0)
@@ -743,7 +758,14 @@ static void dg_run(struct inet_ep *ep, unsigned revents)
 {
 	struct dg *d = DG(ep);
 
-	if (revents & KEV_PULL) {
+	if (revents & KEV_LOOK) {
+		/* a look (I_PEEK on every send): only when there may be
+		 * something, so it costs nothing when idle */
+		if (__atomic_load_n(&d->rx_ready, __ATOMIC_ACQUIRE))
+			pull(ep, false);
+		return;
+	}
+	if (revents & KEV_PULL) {	/* a reader: look at the socket */
 		pull(ep, false);
 		return;
 	}
@@ -762,8 +784,10 @@ static void dg_run(struct inet_ep *ep, unsigned revents)
 			pthread_mutex_unlock(&ep->rx_lock);
 		}
 	}
-	if ((revents & (POLLIN | POLLERR | POLLHUP)) || inet_waited_for(ep))
-		pull(ep, inet_waited_for(ep));
+	if (revents & (POLLIN | POLLERR | POLLHUP))
+		__atomic_store_n(&d->rx_ready, 1, __ATOMIC_RELEASE);
+	/* and POLLIN armed again, if nothing else then by this pull */
+	pull(ep, true);
 }
 
 /* ---- open, bind, close ---- */
@@ -789,6 +813,7 @@ static int dg_bound(struct inet_ep *ep, int *unixerr)
 				 sizeof(one));
 	if (ep->pr->fast && ep->pr->kind == IK_UDP)
 		(void)setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
+	__atomic_store_n(&DG(ep)->rx_ready, 1, __ATOMIC_RELEASE);
 	(void)unixerr;
 	return 0;
 }
