@@ -1101,8 +1101,10 @@ def build_report(outdir, points, meta, aggs, tests, charts, paper,
         ["seconds per point", meta["testtime"]],
         ["socket/pipe buffers", ", ".join(str(b) for b in meta["bufsizes"])],
         ["repetitions", meta["repeat"]],
-        ["receiver reads", "whole messages (MSG_WAITALL)" if
-         meta.get("rx_waitall") else "one call of up to the message size"],
+        ["receiver reads", "whole messages (MSG_WAITALL or a read loop: "
+         "the receiver-side throughput mode; datagrams are whole anyway)"
+         if meta.get("rx_waitall") else
+         "one call of up to the message size"],
         ["wall time", "%.0f s" % meta.get("wall_s", 0)],
     ], ["l", "l"])
     d.h(2, "Verdict")
