@@ -102,6 +102,13 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* A look at a queue without its lock (a hint: the caller copes with a
+ * message arriving or leaving just after). */
+static bool q_empty(queue_t *q)
+{
+	return __atomic_load_n(&q->q_first, __ATOMIC_ACQUIRE) == NULL;
+}
+
 static struct dg *DG(struct inet_ep *ep)
 {
 	return ep->pp;
@@ -518,7 +525,7 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 	}
 	if (!ep->pr->fast) {
 		/* XTI over sockets: one sendmsg per datagram */
-		if (ep->wq->q_first == NULL &&
+		if (q_empty(ep->wq) &&
 		    pthread_mutex_trylock(&ep->tx_lock) == 0) {
 			err = send_one(ep, mp);
 			pthread_mutex_unlock(&ep->tx_lock);
@@ -533,7 +540,7 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 		return;
 	}
 	/* batching: a lone datagram goes now */
-	if (ep->wq->q_first == NULL && r.OPT_length == 0 &&
+	if (q_empty(ep->wq) && r.OPT_length == 0 &&
 	    now_ns() - __atomic_load_n(&d->tx_last, __ATOMIC_RELAXED) >
 	    IDLE_NS && pthread_mutex_trylock(&ep->tx_lock) == 0) {
 		err = send_one(ep, mp);
@@ -546,7 +553,8 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 		freemsg(mp);
 		return;
 	}
-	if (ep->wq->q_mblkcnt >= 2 * BATCH || ep->wq->q_count >= GSO_BYTES)
+	if (__atomic_load_n(&ep->wq->q_mblkcnt, __ATOMIC_RELAXED) >= 2 * BATCH ||
+	    __atomic_load_n(&ep->wq->q_count, __ATOMIC_RELAXED) >= GSO_BYTES)
 		flush(ep);
 	else if (!__atomic_exchange_n(&d->kicked, 1, __ATOMIC_ACQ_REL))
 		(void)str_kev_rearm(&ep->ke, POLLOUT);
@@ -602,7 +610,7 @@ static bool deliver(struct inet_ep *ep, const struct sockaddr_storage *src,
 	memcpy(dp->b_wptr, data, len);
 	dp->b_wptr += len;
 	bp->b_cont = dp;
-	if (ep->rq->q_first == NULL)
+	if (q_empty(ep->rq))
 		putnext(ep->rq, bp);
 	else if (!putq(ep->rq, bp))
 		freemsg(bp);
@@ -776,7 +784,7 @@ static void dg_run(struct inet_ep *ep, unsigned revents)
 	/* the I/O thread: its reports are one-shot, so whatever was
 	 * armed (the flush kick, a reader's POLLIN) is disarmed now */
 	__atomic_store_n(&d->kicked, 0, __ATOMIC_RELEASE);
-	if (ep->wq->q_first != NULL)
+	if (!q_empty(ep->wq))
 		flush(ep);
 	if (revents & POLLERR) {
 		if (pthread_mutex_trylock(&ep->rx_lock) == 0) {
