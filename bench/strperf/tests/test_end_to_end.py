@@ -157,6 +157,33 @@ class TestStreamsRows(unittest.TestCase):
         self.assertEqual(_common.wait_gone([BIN, "0.2013"]), [])
 
 
+class TestRepeat(unittest.TestCase):
+    def test_repeat_min_median_max(self):
+        d = tempfile.mkdtemp(prefix="strperf-rep-")
+        self.addCleanup(shutil.rmtree, d, True)
+        out = os.path.join(d, "r")
+        p = strperf(out, "--tests", "PIPE_STREAM", "--impls", "pipe",
+                    "--start", "512", "--end", "512", "--testtime", "0.1",
+                    "--repeat", "3", "--rx-waitall")
+        so, se = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 0, se)
+        with open(os.path.join(out, "results.csv"), newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual([r["rep"] for r in rows], ["1", "2", "3"])
+        rx = sorted(float(r["rx_per_s"]) for r in rows)
+        for r in rows:
+            self.assertEqual(r["rx_waitall"], "1")
+            self.assertAlmostEqual(float(r["rx_min"]), rx[0], delta=0.1)
+            self.assertAlmostEqual(float(r["rx_median"]), rx[1], delta=0.1)
+            self.assertAlmostEqual(float(r["rx_max"]), rx[2], delta=0.1)
+        with open(os.path.join(out, "report.md")) as f:
+            md = f.read()
+        self.assertIn("Repetitions (Rx messages per second: min / median / "
+                      "max)", md)
+        self.assertIn("(3/3)", md)
+        self.assertIn("receiver-side throughput mode", md)
+
+
 class TestStopping(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="strperf-stop-")
