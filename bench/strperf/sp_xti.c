@@ -52,7 +52,9 @@
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -301,6 +303,7 @@ static int xt_available(const struct sp_point *pt, char *why, size_t len)
 		return -1;
 	}
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(pfd[0]);
 		fd = t_open(dev, O_RDWR, NULL);
 		if (fd < 0)
@@ -313,7 +316,23 @@ static int xt_available(const struct sp_point *pt, char *why, size_t len)
 		_exit(fd < 0);
 	}
 	close(pfd[1]);
-	while ((size_t)got < sizeof(msg) - 1) {
+	/* the child's message, or end of file when it exits; a t_open
+	 * that hangs is killed after XT_POLL_MS */
+	for (;;) {
+		struct pollfd pf = { .fd = pfd[0], .events = POLLIN };
+		int r = poll(&pf, 1, XT_POLL_MS);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0) {
+			kill(pid, SIGKILL);
+			snprintf(msg, sizeof(msg), "t_open %s did not return "
+				 "within %d ms", dev, XT_POLL_MS);
+			got = -1;
+			break;
+		}
+		if ((size_t)got >= sizeof(msg) - 1)
+			break;
 		n = read(pfd[0], msg + got, sizeof(msg) - 1 - got);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -321,14 +340,15 @@ static int xt_available(const struct sp_point *pt, char *why, size_t len)
 			break;
 		got += n;
 	}
-	msg[got] = 0;
+	if (got >= 0)
+		msg[got] = 0;
 	close(pfd[0]);
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR) {
 			st = -1;
 			break;
 		}
-	if (st == 0)
+	if (st == 0 && got >= 0)
 		return 0;
 	if (!msg[0])
 		snprintf(msg, sizeof(msg), "t_open %s: the probe process "
