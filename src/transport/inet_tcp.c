@@ -575,13 +575,23 @@ static bool flush_locked(struct inet_ep *ep, mblk_t *first)
 		}
 		while (cnt < batch && bytes < TCP_BATCH_BYTES &&
 		       (cnt == 0 || !is_oob(v[cnt - 1]))) {
-			mblk_t *mp = __atomic_load_n(&ep->wq->q_first,
-						     __ATOMIC_RELAXED);
+			mblk_t *mp;
 
-			if (mp == NULL || (cnt > 0 && is_oob(mp)))
+			/* (no getq of an empty queue: it writes q_flag,
+			 * which the stream head reads without a lock) */
+			if (__atomic_load_n(&ep->wq->q_first,
+					    __ATOMIC_RELAXED) == NULL)
 				break;
-			if ((mp = getq(ep->wq)) == NULL)
+			mp = getq(ep->wq);
+
+			if (mp == NULL)
 				break;
+			if (cnt > 0 && is_oob(mp)) {
+				/* urgent data goes alone, next time */
+				if (!putbq(ep->wq, mp))
+					freemsg(mp);
+				break;
+			}
 			v[cnt++] = mp;
 			bytes += msgdsize(mp);
 		}
@@ -1422,7 +1432,7 @@ static int tcp_open(struct inet_ep *ep)
 	pp->rbsize = ep->pr->tidu > 0 ? (size_t)ep->pr->tidu : 65536;
 	if (pp->rbsize > TCP_RDBYTES)
 		pp->rbsize = TCP_RDBYTES;
-	ep->pp = pp;
+	__atomic_store_n(&ep->pp, pp, __ATOMIC_RELEASE);
 	if (ep->pr->fast)
 		noenable(ep->wq);	/* we decide when a batch goes */
 	return 0;
@@ -1445,7 +1455,7 @@ static void tcp_close(struct inet_ep *ep)
 	inet_unlock(ep);
 	for (unsigned i = 0; i < TCP_RDBLK; i++)
 		freemsg(pp->rxb[i]);
-	ep->pp = NULL;
+	__atomic_store_n(&ep->pp, NULL, __ATOMIC_RELEASE);
 	free(pp);
 }
 
@@ -1555,7 +1565,10 @@ static void tcp_rsrv(struct inet_ep *ep)
 
 static void tcp_run(struct inet_ep *ep, unsigned revents)
 {
-	struct tcp_pp *pp = PP(ep);
+	/* the source is attached before ops->open runs: a report can
+	 * come first (kev.c's generations live in the strkev, so a stale
+	 * event for a slot's previous owner can reach a new endpoint) */
+	struct tcp_pp *pp = __atomic_load_n(&ep->pp, __ATOMIC_ACQUIRE);
 
 	if (pp == NULL)
 		return;
