@@ -1114,9 +1114,7 @@ def build_report(outdir, points, meta, aggs, tests, charts, paper,
         "min..max ranges that do not overlap), even means closer than "
         "that. A skipped or failed point is never counted as a number." %
         TIE_PCT)
-    for sentence in verdict(aggs, tests, dict(meta, _points=points),
-                            paper_summ):
-        d.p(sentence)
+    d.ul(verdict(aggs, tests, dict(meta, _points=points), paper_summ))
     d.h(2, "Method")
     d.p("Each point is one run of `strperf-point`: a sender process sends "
         "messages of one size to a receiver process as fast as it can for "
