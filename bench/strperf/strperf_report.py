@@ -73,6 +73,14 @@ PAPER_MATCH = {
     ("TCP_STREAM", "sctp"): "sctp_xti_rx",
 }
 
+# What the papers call our rows.
+PAPER_TERMS = {
+    "sockets": "Sockets, normal priorities",
+    "sockets-nice": "Sockets, artificial priorities (netperf_nice2)",
+    "xtios": "STREAMS XTI over Sockets (XTIoS)",
+    "tpi": "STREAMS XTI/TPI",
+}
+
 # Implementations that are not STREAMS: the baselines.
 NON_STREAMS = {"sockets", "sockets-nice", "pipe", "socketpair"}
 
@@ -1153,9 +1161,11 @@ def build_report(outdir, points, meta, aggs, tests, charts, paper,
         d.h(2, title)
         d.p("%s. Implementations: %s. Baseline for improvement: `%s`." %
             (_cap(TEST_TEXT.get(name, name)),
-             "; ".join("`%s` (%s)" % (i, meta.get("impl_desc", {})
-                                      .get(name, {}).get(i, ""))
-                       for i in t["impls"]), t["baseline"]))
+             "; ".join("`%s`%s (%s)" % (
+                 i, " = the papers' \"%s\"" % PAPER_TERMS[i]
+                 if i in PAPER_TERMS else "",
+                 meta.get("impl_desc", {}).get(name, {}).get(i, ""))
+                 for i in t["impls"]), t["baseline"]))
         key = (name, b)
         if key in charts:
             for kind, cap in (("perf", "performance"), ("delay", "delay"),

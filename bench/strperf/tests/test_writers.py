@@ -295,6 +295,10 @@ class TestPieces(unittest.TestCase):
                       "UDP_STREAM xtios.", md)
         self.assertNotIn("xtios, tpi", md.split("## Method")[0])
         self.assertIn("xtios, every size: provider not available", md)
+        self.assertIn("`xtios` = the papers' \"STREAMS XTI over Sockets "
+                      "(XTIoS)\"", md)
+        self.assertIn("`sockets` = the papers' \"Sockets, normal "
+                      "priorities\"", md)
         self.assertIn("| 1 | skipped | +50.0% faster |", md)
         # the verdict comes before the method and the tests
         self.assertLess(md.index("## Verdict"), md.index("## Method"))
