@@ -596,7 +596,8 @@ def make_sweep_chart(outdir, aggs, test, bufsize, impls, boundaries,
         return None
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     fig, axes = plt.subplots(1, len(clusters), squeeze=False,
-                             figsize=(3.2 * len(clusters) + 1, 4.2))
+                             figsize=(max(6.5, 3.2 * len(clusters) + 1),
+                                      4.4))
     for ax, (bs, near) in zip(axes[0], clusters):
         for n, i in enumerate(impls):
             ser = [(x, v) for x, v in st.series(aggs, test, i, bufsize)
@@ -615,7 +616,7 @@ def make_sweep_chart(outdir, aggs, test, bufsize, impls, boundaries,
         ax.grid(True, alpha=0.3)
     axes[0][0].set_ylabel("Rx messages per second")
     axes[0][0].legend(fontsize=7)
-    fig.suptitle("%s around MTU boundaries (%s, buffers %s)" %
+    fig.suptitle("%s around MTU boundaries\n%s, buffers %s" %
                  (test, machine, bufsize or "default"), fontsize=10)
     return _save(plt, fig, outdir, test.lower() + suffix + "_sweep")
 
