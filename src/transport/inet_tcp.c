@@ -129,6 +129,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../drivers/drvutil.h"
 #include "inet.h"
 #include "tpi.h"
 
@@ -176,6 +177,7 @@ struct tcp_pp {
 					   ended; listen again once drained */
 	unsigned nq;			/* atomic: queued since last flush */
 	uint64_t last_tx;		/* atomic: time of the last send */
+	uint64_t last_rx;		/* atomic: rx_msgs at the last send */
 	bool stale;			/* ep->lock: the socket belongs to a
 					   connection that has ended */
 	struct tcp_pend *pend;		/* ep->lock: pending indications */
@@ -524,6 +526,9 @@ static unsigned send_batch(struct inet_ep *ep, mblk_t **v, unsigned cnt,
 	}
 	INET_COUNT(ep, tx_calls, 1);
 	__atomic_store_n(&PP(ep)->last_tx, now_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&PP(ep)->last_rx,
+			 __atomic_load_n(&ep->cnt.rx_msgs, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
 	n = (size_t)r;
 	for (i = 0; i < cnt; i++) {
 		if (!consume(v[i], &n))
@@ -667,6 +672,25 @@ static void flush(struct inet_ep *ep)
 
 /* ---- data requests ---- */
 
+/*
+ * /dev/tcp: is this message alone, so that it goes at once?  Not if it
+ * says more follows; yes after a quiet spell (TCP_IDLE_NS), or when the
+ * endpoint received something since its last send: a request/response
+ * exchange, which waits for each answer and never forms a batch.
+ */
+static bool lone(struct inet_ep *ep, bool more)
+{
+	struct tcp_pp *pp = PP(ep);
+
+	if (more)
+		return false;
+	if (__atomic_load_n(&ep->cnt.rx_msgs, __ATOMIC_RELAXED) !=
+	    __atomic_load_n(&pp->last_rx, __ATOMIC_RELAXED))
+		return true;
+	return now_ns() - __atomic_load_n(&pp->last_tx, __ATOMIC_RELAXED) >
+	       TCP_IDLE_NS;
+}
+
 static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 {
 	struct tcp_pp *pp = PP(ep);
@@ -735,11 +759,7 @@ static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 		freeb(mp);
 	}
 	if (__atomic_load_n(&ep->wq->q_first, __ATOMIC_RELAXED) == NULL &&
-	    !LOAD(pp->fin_pending) &&
-	    (!ep->pr->fast ||
-	     (!more && now_ns() - __atomic_load_n(&pp->last_tx,
-						  __ATOMIC_RELAXED) >
-			   TCP_IDLE_NS)))
+	    !LOAD(pp->fin_pending) && (!ep->pr->fast || lone(ep, more)))
 		direct = strtrylock(&pp->wlock);
 	if (!direct) {
 		if (!putq(ep->wq, m)) {
@@ -808,6 +828,18 @@ static void tcp_ordrel_req(struct inet_ep *ep, mblk_t *mp)
 
 /* ---- the read side ---- */
 
+/* Send a received message up: straight to the stream head when our read
+ * queue is idle (nothing queued, its service procedure neither scheduled
+ * nor holding a message), which spares a thread hand-off; else behind
+ * what is queued.  rlock held, no other lock. */
+static void rx_send(struct inet_ep *ep, mblk_t *mp)
+{
+	if (q_idle(ep->rq))
+		putnext(ep->rq, mp);
+	else
+		inet_up(ep, mp);
+}
+
 /* A receive block of the cache (rlock held). */
 static mblk_t *rx_block(struct tcp_pp *pp, unsigned i)
 {
@@ -845,7 +877,7 @@ static bool rx_up(struct inet_ep *ep, unsigned i, size_t n)
 	}
 	INET_COUNT(ep, rx_msgs, 1);
 	INET_COUNT(ep, rx_bytes, n);
-	inet_up(ep, hd);
+	rx_send(ep, hd);
 	return true;
 }
 
@@ -949,7 +981,7 @@ static void rx_mark(struct inet_ep *ep)
 	hd->b_band = 1;
 	INET_COUNT(ep, rx_msgs, 1);
 	INET_COUNT(ep, rx_bytes, 1);
-	inet_up(ep, hd);
+	rx_send(ep, hd);
 }
 
 /* The peer's FIN (rlock held). */
