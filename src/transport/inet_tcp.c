@@ -45,9 +45,10 @@
  * flush_again and the holder looks again before it leaves, so nothing
  * queued is stranded).  MORE_flag means nothing to a byte stream.
  *   /dev/inet/tcp sends each message with its own call.
- *   /dev/tcp sends a lone message at once when the write queue is empty
- *   and the last send was more than TCP_IDLE_NS ago (request/response
- *   latency as with sockets) and it does not say T_MORE; otherwise it is
+ *   /dev/tcp sends a lone message at once when the write queue is empty,
+ *   it does not say T_MORE, and the last send was more than TCP_IDLE_NS
+ *   ago or something was received since (request/response keeps the
+ *   latency of /dev/inet/tcp); otherwise it is
  *   queued (the write queue does not enable its service procedure on
  *   putq) and flushed with one sendmsg() of up to TCP_BATCH messages /
  *   TCP_BATCH_BYTES: at once when that much is queued, else by the I/O
@@ -65,7 +66,9 @@
  * read queue and inet_rfull): /dev/inet/tcp one recv() of up to TIDU per
  * T_DATA_IND, /dev/tcp readv() of up to 64 KiB split into T_DATA_INDs of
  * at most TIDU bytes (a short piece is copied into a block of its size,
- * so queued indications never pin big buffers).  It runs for KEV_PULL
+ * so queued indications never pin big buffers), straight to the stream
+ * head when our read queue is idle (q_idle), else behind what it holds.
+ * It runs for KEV_PULL
  * and KEV_WAIT (a reader), POLLIN (the I/O thread) and the read service
  * procedure (back-enabled when the head drains, if somebody waits).  When
  * the socket is empty and somebody waits (inet_waited_for or KEV_WAIT)
@@ -73,13 +76,16 @@
  * -> TS_WREQ_ORDREL, TS_WIND_ORDREL -> TS_IDLE); an error (ECONNRESET, or
  * one a send met: werr) is T_DISCON_IND with the errno (EPIPE reported as
  * ECONNRESET), SEQ_number -1, TS_IDLE, our unsent data discarded.
- * Urgent data (SO_OOBINLINE off): when a read finds the socket empty the
- * puller tries recv(MSG_OOB) and sends the byte up as T_EXDATA_IND (band
- * 1).  Limits: it comes after the normal data that was readable then;
- * the kernel event source has no POLLPRI, so an urgent byte arriving
- * alone (no normal data before or after it) is seen at the next pull,
- * not by a reader already asleep; a second urgent byte before the first
- * is read replaces it (TCP has one urgent pointer).
+ * Urgent data stays in line (SO_OOBINLINE): a read stops short just
+ * before the urgent byte, and TCP_INQ says the kernel holds more, so
+ * the puller asks SIOCATMARK and sends that byte up alone as
+ * T_EXDATA_IND (band 1), in its place in the stream.  (Out of line,
+ * a plain read that starts at the mark skips the byte and the kernel
+ * forgets it: data would be lost.)  Limits: an urgent byte that is the
+ * first byte a read finds (sent alone after everything before it was
+ * read, or a read ending exactly at the mark) is delivered as normal
+ * data; a second urgent byte before the first is read moves the mark
+ * (TCP has one urgent pointer).
  *
  * Abortive release.  T_DISCON_REQ on a connection sets SO_LINGER {1, 0}
  * and replaces the socket (the old one's close sends a reset), discards
@@ -110,8 +116,19 @@
  * only atomics), so a thread holding ep->lock may wait for wlock.  The
  * put procedure takes wlock only with strtrylock under ep->lock.  ep->lock
  * is held across inet_up/inet_ok_ack/inet_error_ack so that a state change
- * and the message announcing it are one step (as tiloop's tl_up: they
- * must only queue), never across a call that may block.
+ * and the message announcing it are one step (they only queue, as
+ * tiloop's tl_up), never across a call that may block.  The common
+ * part's ep->rx_lock and ep->tx_lock are not used here (nothing of ours
+ * nests inside them); inet_assoc_opts takes ep->lock itself, so it is
+ * called without it.
+ *
+ * The I/O thread never waits for a lock of the endpoint: a thread that
+ * replaces the socket holds ep->lock (and rlock, wlock) while the
+ * common part's str_kev_detach waits for the I/O thread to leave our run
+ * function.  Everything reachable from run tries (strtrylock,
+ * lock_or_retry) and, when it fails, arms the event again and leaves:
+ * an end of file is read again, a connection error is kept in werr
+ * until reported, a finished connect still reports POLLOUT.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -209,6 +226,21 @@ static bool connected_state(int st)
 {
 	return st == TS_DATA_XFER || st == TS_WIND_ORDREL ||
 	       st == TS_WREQ_ORDREL;
+}
+
+/*
+ * The endpoint lock for work that may run in the I/O thread.  A thread
+ * replacing the socket (inet_socket_renew/adopt, with ep->lock held)
+ * waits in str_kev_detach until the I/O thread has left our run
+ * function, so the I/O thread must never wait for ep->lock: it tries,
+ * and when it fails it asks for the event again (rearm) and leaves.
+ */
+static bool lock_or_retry(struct inet_ep *ep, unsigned events)
+{
+	if (pthread_mutex_trylock(&ep->lock) == 0)
+		return true;
+	(void)str_kev_rearm(&ep->ke, events);
+	return false;
 }
 
 static void set_linger0(int fd)
@@ -409,7 +441,8 @@ static void accept_more(struct inet_ep *ep)
 {
 	struct tcp_pp *pp = PP(ep);
 
-	inet_lock(ep);
+	if (!lock_or_retry(ep, POLLIN))
+		return;
 	while (LOAD(pp->listening) && pp->npend < ep->qlen &&
 	       (ep->state == TS_IDLE || ep->state == TS_WRES_CIND)) {
 		struct T_conn_ind ci = { T_CONN_IND, 0, 0, 0, 0, 0 };
@@ -989,7 +1022,8 @@ static void rx_eof(struct inet_ep *ep)
 {
 	struct tcp_pp *pp = PP(ep);
 
-	inet_lock(ep);
+	if (!lock_or_retry(ep, POLLIN))
+		return;		/* the end of file is read again */
 	STORE(pp->rx_ok, 0);
 	if (ep->state == TS_DATA_XFER) {
 		ep->state = TS_WREQ_ORDREL;
@@ -1010,7 +1044,11 @@ static void conn_lost(struct inet_ep *ep, int err)
 
 	if (err == EPIPE)
 		err = ECONNRESET;
-	inet_lock(ep);
+	/* kept until reported: a reset is returned by one call only */
+	if (LOAD(pp->werr) == 0)
+		STORE(pp->werr, err);
+	if (!lock_or_retry(ep, POLLIN))
+		return;
 	STORE(pp->rx_ok, 0);
 	if (connected_state(ep->state)) {
 		strlock(&pp->wlock);
@@ -1119,7 +1157,10 @@ static void conn_done(struct inet_ep *ep)
 	bool up = false;
 
 	con = tpi_proto(sizeof(cc) + INET_ADDR_SIZE + 8, M_PROTO);
-	inet_lock(ep);
+	if (!lock_or_retry(ep, POLLOUT)) {
+		freemsg(con);
+		return;
+	}
 	if (ep->state != TS_WCON_CREQ) {
 		inet_unlock(ep);
 		freemsg(con);
@@ -1565,8 +1606,16 @@ static void tcp_wsrv(struct inet_ep *ep)
 	/* a listener whose connection ended and whose data is sent
 	 * listens again */
 	if (LOAD(pp->relisten)) {
-		strlock(&pp->rlock);
-		inet_lock(ep);
+		/* (may run in the I/O thread: no waiting, see
+		 * lock_or_retry; a kick brings us back) */
+		if (!strtrylock(&pp->rlock)) {
+			kick_out(ep);
+			return;
+		}
+		if (!lock_or_retry(ep, POLLOUT)) {
+			strunlock(&pp->rlock);
+			return;
+		}
 		if (pp->stale && ep->state == TS_IDLE &&
 		    __atomic_load_n(&ep->wq->q_first, __ATOMIC_RELAXED) ==
 			    NULL && !LOAD(pp->fin_pending))
