@@ -25,9 +25,11 @@
  *   blocking (a provider may confirm the connection only once it is
  *   accepted) and finishes with t_rcvconnect() in tx_ready, after the
  *   receiver has t_listen()ed and t_accept()ed on a second endpoint of
- *   the same device.  The sender ends with t_sndrel() (orderly release:
- *   nothing in flight is discarded) and t_close(); the receiver sees
- *   T_ORDREL (or T_DISCONNECT) as its end of data.
+ *   the same device.  The sender ends with t_sndrel() and waits for the
+ *   receiver's T_ORDREL before t_close() (a t_close with data still in
+ *   the provider's queues may discard it); the receiver sees T_ORDREL
+ *   (or T_DISCONNECT) as its end of data and answers with its own
+ *   t_sndrel (xt_release).
  *
  *   --bufsize is XTI_SNDBUF and XTI_RCVBUF (level XTI_GENERIC) with
  *   t_optmgmt(T_NEGOTIATE) on every endpoint before it binds (the
@@ -54,6 +56,7 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -65,6 +68,7 @@
 
 #define XT_POLL_MS	10000	/* t_listen / t_rcvconnect set-up bound */
 #define XT_UDERR_MAX	64	/* error indications taken in one send */
+#define XT_REL_MS	5000	/* wait for the peer's orderly release */
 
 struct xt_priv {
 	const char *dev;		/* the device this endpoint is on */
@@ -72,6 +76,7 @@ struct xt_priv {
 	int connecting;			/* TCP sender: t_rcvconnect pending */
 	int eof;			/* TCP: the peer's release was taken */
 	unsigned long uderr;		/* T_UDERROR_IND taken */
+	int rel_timeout;		/* TCP: the peer never released */
 };
 
 static struct xt_priv *priv_of(struct sp_ep *ep)
@@ -372,7 +377,10 @@ static int xt_look(struct sp_ep *ep, int *eof)
 		*eof = 1;
 		return ECONNRESET;
 	case T_ORDREL:
-		t_rcvrel(ep->fd);
+		/* the peer is done: answer at once, it waits for this
+		 * before its t_close (xt_release) */
+		if (t_rcvrel(ep->fd) == 0 && t_getstate(ep->fd) == T_INREL)
+			t_sndrel(ep->fd);
 		*eof = 1;
 		return EPIPE;
 	case T_UDERR:
@@ -617,15 +625,66 @@ static ssize_t tcp_recv(struct sp_ep *ep, void *buf, size_t len, int waitall)
 	return got;
 }
 
+/*
+ * The end of a connection, both ways orderly, so that t_close discards
+ * nothing still on its way: a side that has not released yet sends
+ * T_ORDREL_REQ (t_sndrel); a side that has (T_OUTREL) then waits up to
+ * XT_REL_MS for the peer's T_ORDREL (or T_DISCONNECT), reading and
+ * dropping any data still arriving.  A receiver that took the sender's
+ * release (T_INREL) answers it with its own.  Only then t_close.
+ */
+static void xt_release(struct sp_ep *ep)
+{
+	static char sink[65536];
+	struct pollfd pf = { .fd = ep->fd, .events = POLLIN | POLLPRI };
+	struct timespec t0, t;
+	int st = t_getstate(ep->fd), flags, ms;
+
+	if (st == T_INREL) {
+		t_sndrel(ep->fd);
+		return;
+	}
+	if (st == T_DATAXFER && t_sndrel(ep->fd) < 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (t_getstate(ep->fd) == T_OUTREL) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		ms = XT_REL_MS - (int)((t.tv_sec - t0.tv_sec) * 1000 +
+				       (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (ms <= 0) {
+			priv_of(ep)->rel_timeout = 1;
+			return;
+		}
+		if (poll(&pf, 1, ms) <= 0)
+			continue;
+		switch (t_look(ep->fd)) {
+		case T_ORDREL:
+			t_rcvrel(ep->fd);
+			break;
+		case T_DISCONNECT:
+			t_rcvdis(ep->fd, NULL);
+			return;
+		case T_DATA:
+		case T_EXDATA:
+			if (t_rcv(ep->fd, sink, sizeof(sink), &flags) < 0 &&
+			    t_errno != TLOOK && t_errno != TNODATA)
+				return;
+			break;
+		case -1:
+			return;
+		default:
+			break;
+		}
+	}
+}
+
 static void xt_close(struct sp_ep *ep)
 {
 	struct xt_priv *p = priv_of(ep);
 
 	if (ep->fd >= 0) {
-		/* a byte-stream sender: orderly release, nothing discarded */
-		if (ep->pt->test->family == SP_FAM_TCP &&
-		    t_getstate(ep->fd) == T_DATAXFER)
-			t_sndrel(ep->fd);
+		if (ep->pt->test->family == SP_FAM_TCP)
+			xt_release(ep);
 		t_close(ep->fd);
 		ep->fd = -1;
 	}
@@ -636,6 +695,9 @@ static void xt_close(struct sp_ep *ep)
 	if (p && p->uderr)
 		snprintf(ep->info, sizeof(ep->info),
 			 "%lu T_UDERROR_IND taken", p->uderr);
+	if (p && p->rel_timeout)
+		snprintf(ep->info, sizeof(ep->info), "no T_ORDREL from the "
+			 "peer within %d ms of t_sndrel; closed", XT_REL_MS);
 	free(p);
 	ep->priv = NULL;
 }
