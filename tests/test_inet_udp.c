@@ -290,7 +290,10 @@ static void test_burst(void)
 	CHECK_EQ(sb.rx_msgs, (uint64_t)n);
 	CHECK_EQ(sb.rx_bytes, (uint64_t)n * 64);
 	if (strcmp(dev, "/dev/udp") == 0)
-		CHECK(sa.tx_calls < sa.tx_msgs);	/* batches happened */
+		/* every datagram but the first waited for a batch (main()
+		 * set STREAMS_INET_IDLE_NS); the I/O thread flushes what a
+		 * batch has when it comes, so batches are of any size */
+		CHECK(sa.tx_calls < sa.tx_msgs);
 	else
 		CHECK_EQ(sa.tx_calls, (uint64_t)n);
 	CHECK_RET(t_close(a), 0);
@@ -437,6 +440,11 @@ static void test_options(void)
 int main(void)
 {
 	static const char *const devs[] = { "/dev/inet/udp", "/dev/udp" };
+
+	/* the batching provider batches everything, however slow this
+	 * build is (a sanitizer's): the first datagram of a burst only
+	 * goes out at once */
+	setenv("STREAMS_INET_IDLE_NS", "1000000000000", 1);
 
 	for (int d = 0; d < 2; d++)
 		for (int f = 0; f < 2; f++) {

@@ -431,6 +431,12 @@ struct strkev {
 	 * came (POLLIN, POLLOUT, POLLHUP, POLLERR), or by a stream head
 	 * with KEV_PULL or KEV_WAIT; must tolerate concurrent calls. */
 	void (*ke_run)(struct strkev *ke, unsigned revents);
+	/* Set by the driver (before it publishes sd_kev): a reader may
+	 * sleep in poll() on ke_fd itself, because "ke_fd readable" always
+	 * means a KEV_PULL moves something up (or reads an error: POLLERR
+	 * comes with the KEV_PULL).  One wake-up per arrival, as a socket
+	 * reader has, instead of the I/O thread's and then the head's. */
+	int ke_direct;
 	/* private to kev.c (kev_lock) */
 	unsigned ke_slot;
 	unsigned ke_gen;

@@ -926,7 +926,7 @@ static int ioc_link(struct ictx *c, int lfd, bool persist, int *rvalp)
 	l->l_mux = mux;
 	l->l_persist = persist;
 	__atomic_or_fetch(&lsh->sh_flag, STPLEX, __ATOMIC_ACQ_REL);
-	sth_wake(&lsh->sh_rseq, &lsh->sh_rwaiters);
+	sth_wake_readers(lsh);
 	sth_wake(&lsh->sh_wseq, &lsh->sh_wwaiters);
 	set_lower_procs(lsh, mux, true);
 	err = link_ioctl(sh, l, persist ? I_PLINK : I_LINK);

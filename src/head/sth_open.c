@@ -187,6 +187,8 @@ static void sth_free_head(struct stdata *sd)
 		sth_real.close(sh->sh_mfd_app);
 	if (sh->sh_mfd_lib >= 0)
 		sth_real.close(sh->sh_mfd_lib);
+	if (sh->sh_kevfd >= 0)
+		sth_real.close(sh->sh_kevfd);
 	for (s = sh->sh_sigs; s != NULL; s = n) {
 		n = s->s_next;
 		free(s);
@@ -237,6 +239,7 @@ struct sthead *sth_alloc(void)
 	sh->sh_closetime = STRCLTIME;
 	sh->sh_mfd_app = sv[0];
 	sh->sh_mfd_lib = sv[1];
+	sh->sh_kevfd = -1;
 	/* a tiny send buffer on the application end: "not writable" is
 	 * shown by filling it, which then takes a few bytes */
 	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &one, sizeof(one));
@@ -729,7 +732,7 @@ void sth_close_open(struct sthead *sh, int oflag)
 	str_close_all(&sh->sh_sd, oflag, &cr);
 	sth_plumb_unlock(sh);
 	/* wake anybody still sleeping on it (they hold no descriptor) */
-	sth_wake(&sh->sh_rseq, &sh->sh_rwaiters);
+	sth_wake_readers(sh);
 	sth_wake(&sh->sh_wseq, &sh->sh_wwaiters);
 	sth_wake(&sh->sh_iseq, &sh->sh_iwaiters);
 	sth_rele(sh);		/* the opens' reference */

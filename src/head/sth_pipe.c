@@ -196,7 +196,7 @@ void sth_pipe_close(struct sthead *sh)
 	__atomic_store_n(&crossing_wq(sh)->q_next, NULL, __ATOMIC_RELEASE);
 	peer->sh_peer = NULL;
 	sh->sh_peer = NULL;
-	sth_wake(&peer->sh_rseq, &peer->sh_rwaiters);
+	sth_wake_readers(peer);
 	sth_wake(&peer->sh_wseq, &peer->sh_wwaiters);
 	sth_wake(&peer->sh_iseq, &peer->sh_iwaiters);
 	sth_changed(peer);

@@ -30,6 +30,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <poll.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+
 #include "sthead.h"
 
 static inline bool is_hipri(const mblk_t *mp)
@@ -47,7 +52,7 @@ static inline bool is_ctl_block(const mblk_t *bp)
 
 static void wake_all(struct sthead *sh)
 {
-	sth_wake(&sh->sh_rseq, &sh->sh_rwaiters);
+	sth_wake_readers(sh);
 	sth_wake(&sh->sh_wseq, &sh->sh_wwaiters);
 	sth_wake(&sh->sh_iseq, &sh->sh_iwaiters);
 	sth_changed(sh);
@@ -256,7 +261,7 @@ int strrput(queue_t *q, mblk_t *mp)
 		/* after queueing: a reader clears it before looking */
 		if (band != 0 && type < QPCTL)
 			set_flag(sh, STRBANDQ, true);
-		sth_wake(&sh->sh_rseq, &sh->sh_rwaiters);
+		sth_wake_readers(sh);
 		sth_changed(sh);
 		if (unlikely(__atomic_load_n(&sh->sh_sigevents,
 					     __ATOMIC_RELAXED)) &&
@@ -682,12 +687,94 @@ static bool settled(void *arg)
 	return false;
 }
 
+/* The eventfd that wakes readers asleep in poll() on the driver's
+ * descriptor (a semaphore: each sleeper a token); -1 if none can be had. */
+static int kevfd(struct sthead *sh)
+{
+	int fd = __atomic_load_n(&sh->sh_kevfd, __ATOMIC_ACQUIRE);
+
+	if (fd >= 0)
+		return fd;
+	pthread_mutex_lock(&sh->sh_lock);
+	if ((fd = sh->sh_kevfd) < 0) {
+		fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE);
+		__atomic_store_n(&sh->sh_kevfd, fd, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&sh->sh_lock);
+	return fd;
+}
+
+/*
+ * Wait for data on a stream whose driver lets its readers sleep on its
+ * own descriptor (ke_direct: a socket): poll() on it and on the head's
+ * eventfd, so an arrival wakes the reader once, in the kernel, as it
+ * would wake a socket reader, and anything else that makes the stream
+ * readable (an error, a hangup, a message from another thread) comes
+ * through sth_wake_readers() and the eventfd.  When poll says the
+ * socket has something, the reader pulls it up itself before it looks
+ * at the head again.  rlock held on entry and
+ * on return (let go while sleeping).  The poll has a timeout as a
+ * safety net: a driver may replace its descriptor (a socket made again
+ * by a bind) while a reader sleeps on the old one.
+ */
+static int read_wait_direct(struct rctx *c, struct strkev *ke, int efd)
+{
+	struct sthead *sh = c->sh;
+	struct pollfd p[2];
+	int err = 0;
+	long r = 0;
+
+	rcredit(sh);
+	strunlock(&sh->sh_rlock);
+	if (!c->held) {
+		__atomic_add_fetch(&c->f->f_refs, 1, __ATOMIC_ACQ_REL);
+		c->held = true;
+	}
+	if (sh_flags(sh) & STRMREAD)
+		putnextctl(sh->sh_sd.sd_wq, M_READ);
+	__atomic_add_fetch(&sh->sh_rwaiters, 1, __ATOMIC_ACQ_REL);
+	__atomic_add_fetch(&sh->sh_kwaiters, 1, __ATOMIC_SEQ_CST);
+	/* what came before we were counted (the socket itself needs no
+	 * look: poll says at once when it has something) */
+	p[0].revents = 0;
+	if (!readable(sh)) {
+		struct timespec ts = { 0, 250 * 1000000L };
+
+		p[0].fd = __atomic_load_n(&ke->ke_fd, __ATOMIC_RELAXED);
+		p[0].events = POLLIN;
+		p[1].fd = efd;
+		p[1].events = POLLIN;
+		p[0].revents = p[1].revents = 0;
+		str_exit(c->t);
+		r = syscall(SYS_ppoll, p, 2, &ts, NULL, 0);
+		c->t = str_enter();
+		if (r < 0 && errno == EINTR)
+			err = EINTR;
+		if (r > 0 && (p[1].revents & POLLIN)) {
+			uint64_t v;
+
+			(void)!read(efd, &v, sizeof(v));
+		}
+	}
+	__atomic_sub_fetch(&sh->sh_kwaiters, 1, __ATOMIC_SEQ_CST);
+	__atomic_sub_fetch(&sh->sh_rwaiters, 1, __ATOMIC_ACQ_REL);
+	/* no longer counted: what we pull up ourselves wakes nobody */
+	if (r > 0 && (p[0].revents & (POLLIN | POLLERR)))
+		sth_pull(sh, KEV_PULL | (p[0].revents & POLLERR));
+	strlock(&sh->sh_rlock);
+	return err;
+}
+
 static int read_wait(struct rctx *c)
 {
 	struct sthead *sh = c->sh;
-	int seen, err;
+	struct strkev *ke;
+	int seen, err, efd;
 
 	struct settle st = { sh, 0 };
+	ke = __atomic_load_n(&sh->sh_sd.sd_kev, __ATOMIC_ACQUIRE);
+	if (ke != NULL && ke->ke_direct && (efd = kevfd(sh)) >= 0)
+		return read_wait_direct(c, ke, efd);
 	sth_pull(sh, KEV_PULL);
 	if (readable(sh))
 		return 0;

@@ -16,8 +16,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sthead.h"
 
@@ -122,6 +124,21 @@ int sth_sleep(struct strthread **tp, int *word, int seen, long deadline_ms)
 	if (r == ETIMEDOUT)
 		return ETIMEDOUT;
 	return 0;
+}
+
+void sth_wake_readers(struct sthead *sh)
+{
+	sth_wake(&sh->sh_rseq, &sh->sh_rwaiters);
+	int n = __atomic_load_n(&sh->sh_kwaiters, __ATOMIC_SEQ_CST);
+
+	if (n > 0) {
+		/* a token for each sleeper (the eventfd is a semaphore) */
+		uint64_t v = (uint64_t)n;
+		int fd = __atomic_load_n(&sh->sh_kevfd, __ATOMIC_ACQUIRE);
+
+		if (fd >= 0)
+			(void)!write(fd, &v, sizeof(v));
+	}
 }
 
 void sth_wake(int *word, int *waiters)

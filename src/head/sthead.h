@@ -151,6 +151,12 @@ struct sthead {
 	 * nobody sleeps) */
 	int sh_rseq STH_LINE;
 	int sh_rwaiters;		/* atomic */
+	int sh_kwaiters;		/* readers asleep in poll() on the
+					   driver's descriptor (ke_direct),
+					   counted in sh_rwaiters too; atomic */
+	int sh_kevfd;			/* eventfd waking them; -1 until the
+					   first needs it (made under sh_lock,
+					   fixed after: atomic) */
 
 	/* sleeping writers: flow control relieved */
 	int sh_wseq STH_LINE;
@@ -352,6 +358,9 @@ void sth_unlink_all_locked(struct sthead *sh);
 int sth_sleep(struct strthread **tp, int *word, int seen, long deadline_ms);
 long sth_now_ms(void);
 void sth_wake(int *word, int *waiters);
+/* Wake sh's sleeping readers, those in poll() on the driver's descriptor
+ * too. */
+void sth_wake_readers(struct sthead *sh);
 /* Spin a little (STREAMS_SPIN_US) until ready(arg); true if it became
  * ready.  Runs this thread's enabled service procedures first. */
 bool sth_spin(struct strthread *t, bool (*ready)(void *), void *arg);

@@ -751,12 +751,17 @@ static int inet_open(queue_t *q, dev_t *devp, int oflag, int sflag,
 		err = ENOMEM;
 		goto fail;
 	}
-	if ((err = -str_kev_attach(&ep->ke)) != 0)
-		goto fail;
 	q->q_ptr = WR(q)->q_ptr = ep;
+	/* the protocol's state first: the I/O thread may run ke_run as
+	 * soon as the source is attached */
 	if (pr->ops->open != NULL && (err = pr->ops->open(ep)) != 0) {
 		q->q_ptr = WR(q)->q_ptr = NULL;
-		str_kev_detach(&ep->ke);
+		goto fail;
+	}
+	if ((err = -str_kev_attach(&ep->ke)) != 0) {
+		if (pr->ops->close != NULL)
+			pr->ops->close(ep);
+		q->q_ptr = WR(q)->q_ptr = NULL;
 		goto fail;
 	}
 	inet_token_hold();

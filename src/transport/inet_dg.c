@@ -33,15 +33,18 @@
  * stops when the stream above is flow controlled; the read service
  * procedure, back-enabled when the stream head drains, pulls again.
  *
- * Who pulls: the stream head before it would wait (KEV_PULL, KEV_WAIT),
- * the read service procedure, and the I/O thread: a pull that finds the
- * socket empty arms POLLIN, so the next arrival is pulled up to the
- * stream head (and no further than flow control allows) whether or not
- * a reader waits -- as a kernel driver's interrupt would.  A KEV_LOOK
- * (I_PEEK, I_NREAD) while the socket is known empty (rx_ready clear) is
- * free: libxti looks at the stream head on every send.  One puller at a time
- * (rx_lock, trylock); a pull asked for while another runs is noted
- * (pull_again) and done by the running puller before it lets go.
+ * Who pulls: the stream head when a reader finds nothing (KEV_PULL; also
+ * before a non-blocking read says EAGAIN) and before it sleeps
+ * (KEV_WAIT), the read service procedure, and the I/O thread when POLLIN
+ * was armed because somebody sleeps until more comes (a reader, a
+ * poller, an epoll or SIGPOLL watcher: inet_waited_for).  Nobody
+ * waiting, nothing armed: datagrams stay in the socket, under its own
+ * limits.  A look that is not a read (KEV_LOOK: I_PEEK, I_NREAD; libxti
+ * looks on every send) asks the socket only when it may have something
+ * (rx_ready) or at most every LOOK_NS, so it costs no system call in a
+ * sending loop.  One puller at a time (rx_lock, trylock); a pull asked
+ * for while another runs is noted (pull_again) and done by the running
+ * puller before it lets go.
  *
  * ICMP errors: IP_RECVERR (IPV6_RECVERR) is on, so the kernel queues the
  * errors of datagrams sent; they are read from the error queue (POLLERR,
@@ -78,7 +81,14 @@
 #define IOVS		1024		/* iovecs per flush */
 #define VLEN		8		/* buffers per recvmmsg */
 #define RXBUF		65536		/* bytes per receive buffer */
-#define IDLE_NS		20000		/* idle this long: send at once */
+#define IDLE_NS		1000		/* default of idle_ns: idle this long,
+					   send at once (a
+					   streaming writer comes back in
+					   well under a microsecond; a
+					   request/response peer after a
+					   round trip, several) */
+#define LOOK_NS		50000		/* a look at an empty socket at most
+					   this often (KEV_LOOK) */
 
 struct dg {
 	int pull_again;			/* atomic: 1 pull, 2 pull and arm */
@@ -91,8 +101,27 @@ struct dg {
 					   KEV_PULL costs no system call, and
 					   POLLIN is armed */
 	uint64_t tx_last;		/* atomic: ns of the last send */
+	uint64_t look_last;		/* atomic: ns of the last KEV_LOOK
+					   that asked the socket */
 	unsigned char *rxbuf;		/* rx_lock: VLEN * RXBUF bytes */
 };
+
+/* How long the endpoint must have been idle for a datagram to go out at
+ * once: STREAMS_INET_IDLE_NS, else IDLE_NS (tests make it huge to send
+ * everything through the batches, or 0 to send nothing through them). */
+static uint64_t idle_ns(void)
+{
+	static uint64_t v = UINT64_MAX;
+	uint64_t x = __atomic_load_n(&v, __ATOMIC_RELAXED);
+
+	if (x == UINT64_MAX) {
+		const char *e = getenv("STREAMS_INET_IDLE_NS");
+
+		x = e != NULL && *e != '\0' ? strtoull(e, NULL, 10) : IDLE_NS;
+		__atomic_store_n(&v, x, __ATOMIC_RELAXED);
+	}
+	return x;
+}
 
 static uint64_t now_ns(void)
 {
@@ -542,7 +571,7 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 	/* batching: a lone datagram goes now */
 	if (q_empty(ep->wq) && r.OPT_length == 0 &&
 	    now_ns() - __atomic_load_n(&d->tx_last, __ATOMIC_RELAXED) >
-	    IDLE_NS && pthread_mutex_trylock(&ep->tx_lock) == 0) {
+	    idle_ns() && pthread_mutex_trylock(&ep->tx_lock) == 0) {
 		err = send_one(ep, mp);
 		__atomic_store_n(&d->tx_last, now_ns(), __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&ep->tx_lock);
@@ -747,9 +776,9 @@ static void pull(struct inet_ep *ep, bool arm)
 					    __ATOMIC_ACQUIRE) == 0)
 				break;
 		}
-		/* found empty: the I/O thread serves the next arrival
-		 * (a reader that never sleeps must see it too) */
-		if (empty)
+		/* found empty: if somebody sleeps until more comes, the
+		 * I/O thread must serve the next arrival */
+		if (empty && (arm || inet_waited_for(ep)))
 			(void)str_kev_rearm(&ep->ke, POLLIN);
 		pthread_mutex_unlock(&ep->rx_lock);
 		if (__atomic_load_n(&d->pull_again, __ATOMIC_ACQUIRE) == 0)
@@ -767,13 +796,25 @@ static void dg_run(struct inet_ep *ep, unsigned revents)
 	struct dg *d = DG(ep);
 
 	if (revents & KEV_LOOK) {
-		/* a look (I_PEEK on every send): only when there may be
-		 * something, so it costs nothing when idle */
-		if (__atomic_load_n(&d->rx_ready, __ATOMIC_ACQUIRE))
+		/* a look (libxti's I_PEEK on every send, t_look): the
+		 * socket is asked when it may have something, or now and
+		 * then, so a look costs no system call at all in a loop */
+		uint64_t now = now_ns();
+
+		if (__atomic_load_n(&d->rx_ready, __ATOMIC_ACQUIRE) ||
+		    now - __atomic_load_n(&d->look_last, __ATOMIC_RELAXED) >
+		    LOOK_NS) {
+			__atomic_store_n(&d->look_last, now, __ATOMIC_RELAXED);
 			pull(ep, false);
+		}
 		return;
 	}
 	if (revents & KEV_PULL) {	/* a reader: look at the socket */
+		if ((revents & POLLERR) &&
+		    pthread_mutex_trylock(&ep->rx_lock) == 0) {
+			read_errors(ep);	/* it woke on POLLERR */
+			pthread_mutex_unlock(&ep->rx_lock);
+		}
 		pull(ep, false);
 		return;
 	}
@@ -794,8 +835,8 @@ static void dg_run(struct inet_ep *ep, unsigned revents)
 	}
 	if (revents & (POLLIN | POLLERR | POLLHUP))
 		__atomic_store_n(&d->rx_ready, 1, __ATOMIC_RELEASE);
-	/* and POLLIN armed again, if nothing else then by this pull */
-	pull(ep, true);
+	if ((revents & (POLLIN | POLLERR | POLLHUP)) || inet_waited_for(ep))
+		pull(ep, inet_waited_for(ep));
 }
 
 /* ---- open, bind, close ---- */
@@ -806,6 +847,7 @@ static int dg_open(struct inet_ep *ep)
 		return ENOMEM;
 	if (ep->pr->fast)
 		noenable(ep->wq);	/* putq alone does not flush */
+	ep->ke.ke_direct = 1;		/* readers may sleep on the socket */
 	return 0;
 }
 
