@@ -856,9 +856,6 @@ void inet_register(void)
 	for (size_t i = 0; i < NPROTO; i++) {
 		const struct inet_proto *pr = &inet_protos[i];
 
-		if (pr->ops == NULL)
-			continue;
-
 		inet_rminfo[i] = (struct module_info){
 			pr->id, (char *)pr->name, 0, INFPSZ, INET_RHIWAT,
 			INET_RLOWAT };

@@ -246,7 +246,6 @@ void inet_opt_fini(struct inet_ep *ep);
 
 /* ---- protocols ---- */
 extern const struct inet_ops inet_dg_ops;	/* inet_dg.c: UDP, raw IP */
-/* inet_tcp.c; weak: a build without it registers no TCP devices */
-extern const struct inet_ops inet_tcp_ops __attribute__((weak));
+extern const struct inet_ops inet_tcp_ops;	/* inet_tcp.c */
 
 #endif
