@@ -192,6 +192,10 @@ struct tcp_pp {
 	int wblocked;			/* atomic: waiting for POLLOUT */
 	int relisten;			/* atomic: a listener's connection
 					   ended; listen again once drained */
+	int rx_quiet;			/* atomic: the socket was found empty
+					   and POLLIN armed, not reported yet:
+					   a look (KEV_LOOK) has nothing to
+					   read */
 	unsigned nq;			/* atomic: queued since last flush */
 	uint64_t last_tx;		/* atomic: time of the last send */
 	uint64_t last_rx;		/* atomic: rx_msgs at the last send */
@@ -371,6 +375,7 @@ static int renew(struct inet_ep *ep, bool reset)
 	STORE(pp->rx_ok, 0);
 	STORE(pp->wcon, 0);
 	STORE(pp->relisten, 0);
+	STORE(pp->rx_quiet, 0);
 	return rebind(ep);
 }
 
@@ -1105,8 +1110,11 @@ static void pull_locked(struct inet_ep *ep, bool arm)
 			return;
 		}
 		if (err == EAGAIN) {
-			if (arm)
+			if (arm) {
+				/* (before arming: a report clears it) */
+				STORE(pp->rx_quiet, 1);
 				(void)str_kev_rearm(&ep->ke, POLLIN);
+			}
 			return;
 		}
 		if (err == ENOMEM)
@@ -1188,6 +1196,7 @@ static void conn_done(struct inet_ep *ep)
 		memcpy(con->b_rptr, &cc, sizeof(cc));
 		ep->state = TS_DATA_XFER;
 		inet_up(ep, con);
+		STORE(pp->rx_quiet, 0);
 		STORE(pp->rx_ok, 1);
 		up = true;
 	} else {
@@ -1402,6 +1411,7 @@ static void tcp_conn_res(struct inet_ep *ep, mblk_t *mp)
 		ep->state = TS_IDLE;
 	free(p);
 	inet_ok_ack(ep, mp, T_CONN_RES);
+	STORE(ap->rx_quiet, 0);
 	STORE(ap->rx_ok, 1);
 	unlock2(ep, acc);
 	strunlock(&pp->rlock);
@@ -1653,11 +1663,22 @@ static void tcp_run(struct inet_ep *ep, unsigned revents)
 
 	if (pp == NULL)
 		return;
+	if (revents & KEV_LOOK) {
+		/* a look (libxti looks before every send): no system call
+		 * while the socket is known empty; otherwise read, and arm
+		 * POLLIN to learn when it stops being empty */
+		if (!LOAD(pp->rx_quiet) || LOAD(pp->werr) ||
+		    LOAD(pp->listening))
+			pull(ep, true);
+		return;
+	}
 	if (revents & (KEV_PULL | KEV_WAIT)) {
 		pull(ep, (revents & KEV_WAIT) != 0 || inet_waited_for(ep));
 		return;
 	}
-	/* the I/O thread */
+	/* the I/O thread: a one-shot report disarms every event, so a
+	 * look must read again (and arm again) */
+	STORE(pp->rx_quiet, 0);
 	if (LOAD(pp->wcon) && (revents & (POLLOUT | POLLERR | POLLHUP)))
 		conn_done(ep);
 	if (revents & (POLLOUT | POLLERR | POLLHUP)) {
