@@ -1518,6 +1518,9 @@ static int tcp_open(struct inet_ep *ep)
 	__atomic_store_n(&ep->pp, pp, __ATOMIC_RELEASE);
 	if (ep->pr->fast)
 		noenable(ep->wq);	/* we decide when a batch goes */
+	/* readers may sleep in poll() on the socket: when it is readable
+	 * a KEV_PULL moves data, an end or an error up (see ke_direct) */
+	ep->ke.ke_direct = 1;
 	return 0;
 }
 
