@@ -893,9 +893,34 @@ def comparison_table(aggs, t):
     return header, rows
 
 
+def headline(aggs, tests, meta):
+    """One sentence: per test, at how many sizes each STREAMS row beat
+    the baseline."""
+    parts = []
+    for t in tests:
+        rows = []
+        for i in streams_impls(t):
+            c = [r for r in compare_sizes(aggs, t, i, t["baseline"])
+                 if r["pct"] is not None]
+            rows.append("%s %s" % (i, "%d/%d" % (
+                sum(1 for r in c if r["state"] == "faster"), len(c))
+                if c else "not measured"))
+        if rows:
+            parts.append("%s%s (vs %s): %s" % (
+                t["test"], "" if len(meta["bufsizes"]) == 1 else
+                " b%d" % t["bufsize"], t["baseline"], ", ".join(rows)))
+    if not parts:
+        return None
+    return ("In short, sizes at which STREAMS was faster: %s." %
+            "; ".join(parts))
+
+
 def verdict(aggs, tests, meta, paper_summ):
     """Plain-language sentences generated from the numbers."""
     out = []
+    h = headline(aggs, tests, meta)
+    if h:
+        out.append(h)
     measured = {(a["test"], a["impl"], a["bufsize"]) for a in aggs
                 if a["n_ok"] > 0}
 
@@ -1081,6 +1106,9 @@ def summary_md(aggs, tests, meta):
             rows.append(row)
     lines.append(md_table(header, rows,
                           ["l", "l"] + ["r"] * (len(header) - 2)))
+    h = headline(aggs, tests, meta)
+    if h:
+        lines += [h, ""]
     return "\n".join(lines)
 
 

@@ -289,6 +289,9 @@ class TestPieces(unittest.TestCase):
                       "sizes: faster at 1 B (by 50%); slower at 1024 B "
                       "(by 30%); even at 64 B (+2.0%). Not compared at "
                       "4096 B: failed (it broke).", md)
+        self.assertIn("In short, sizes at which STREAMS was faster: "
+                      "UDP_STREAM (vs sockets): xtios not measured, tpi "
+                      "1/3.", md)
         self.assertIn("STREAMS rows measured: UDP_STREAM tpi.", md)
         self.assertIn("STREAMS rows with no measured point (skipped or "
                       "failed at every size; no number is shown for them): "
