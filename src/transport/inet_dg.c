@@ -16,10 +16,11 @@
  * empty after the endpoint was idle (nothing sent for IDLE_NS) goes out
  * at once, so a request/response exchange pays nothing.  Otherwise it is
  * queued (the write queue is noenable'd: putq alone does not run the
- * service procedure), and the queue is flushed when BATCH datagrams wait
- * (by the writer itself), or soon by the I/O thread: the first datagram
- * queued arms POLLOUT on the socket, which is writable at once, as a
- * "flush soon" kick.  A flush takes up to BATCH datagrams and sends them
+ * service procedure), and the queue is flushed by the writer itself when
+ * 2 * BATCH datagrams (or 64 KB) wait, or within a tick by a timeout (the
+ * "kick") that the first datagram queued sets: stragglers never wait
+ * longer, and no second thread sends while the writer is writing (it
+ * would take the receiver's CPU).  A flush takes up to BATCH datagrams and sends them
  * with one sendmmsg(): each run of consecutive datagrams of one size to
  * one destination is one message with UDP_SEGMENT (GSO: the kernel
  * handles the run as one packet until it must be split), the others a
@@ -29,7 +30,11 @@
  *
  * Receiving: the socket has UDP_GRO on, and recvmmsg() takes up to VLEN
  * buffers of 64 KiB at a time; a buffer the kernel coalesced (cmsg
- * UDP_GRO: the segment size) is split back into its datagrams.  Pulling
+ * UDP_GRO: the segment size) is split back into its datagrams.  Small
+ * datagrams are copied into blocks of their own; larger ones (over
+ * COPY_MAX, in a buffer at least an eighth full) go up in blocks that
+ * point into the buffer, which is then lent to the stream and freed with
+ * its last datagram: the reader's copy is the only one.  Pulling
  * stops when the stream above is flow controlled; the read service
  * procedure, back-enabled when the stream head drains, pulls again.
  *
@@ -81,6 +86,8 @@
 #define IOVS		1024		/* iovecs per flush */
 #define VLEN		8		/* buffers per recvmmsg */
 #define RXBUF		65536		/* bytes per receive buffer */
+#define COPY_MAX	512		/* datagrams up to this size are
+					   copied; larger ones are lent */
 #define IDLE_NS		1000		/* default of idle_ns: idle this long,
 					   send at once (a
 					   streaming writer comes back in
@@ -90,10 +97,31 @@
 #define LOOK_NS		50000		/* a look at an empty socket at most
 					   this often (KEV_LOOK) */
 
+/* A receive buffer.  Datagrams of more than COPY_MAX bytes go up in
+ * blocks that point into it (esballoc, then dupb per datagram), so the
+ * reader's copy is the only one; it is freed when the last of them is. */
+struct rxb {
+	frtn_t fr;			/* free(this) */
+	unsigned char data[];
+};
+
+static struct rxb *rxb_new(size_t size)
+{
+	struct rxb *b = malloc(sizeof(*b) + size);
+
+	if (b != NULL) {
+		b->fr.free_func = (void (*)())free;
+		b->fr.free_arg = (char *)b;
+	}
+	return b;
+}
+
 struct dg {
 	int pull_again;			/* atomic: 1 pull, 2 pull and arm */
 	int flush_again;		/* atomic */
-	int kicked;			/* atomic: POLLOUT armed to flush */
+	int kicked;			/* atomic: a kick (timeout) is set */
+	toid_t kick_id;			/* that timeout; kick_lock */
+	pthread_mutex_t kick_lock;
 	int gso_off;			/* atomic: the kernel refused GSO */
 	int rx_ready;			/* atomic: the socket may have data
 					   (POLLIN came, or the last pull did
@@ -103,7 +131,8 @@ struct dg {
 	uint64_t tx_last;		/* atomic: ns of the last send */
 	uint64_t look_last;		/* atomic: ns of the last KEV_LOOK
 					   that asked the socket */
-	unsigned char *rxbuf;		/* rx_lock: VLEN * RXBUF bytes */
+	struct rxb *rxb[VLEN];		/* rx_lock: receive buffers, one per
+					   recvmmsg slot (made on demand) */
 };
 
 /* How long the endpoint must have been idle for a datagram to go out at
@@ -487,11 +516,41 @@ static void flush(struct inet_ep *ep)
 		pthread_mutex_unlock(&ep->tx_lock);
 		if (!room) {
 			/* wait for the kernel to make room */
-			__atomic_store_n(&d->kicked, 1, __ATOMIC_RELAXED);
 			(void)str_kev_rearm(&ep->ke, POLLOUT);
 			return;
 		}
 	} while (__atomic_exchange_n(&d->flush_again, 0, __ATOMIC_ACQ_REL));
+}
+
+/* The kick: what waits on the queue is flushed within a tick, whoever
+ * sends next.  A timeout rather than the I/O thread: a second thread
+ * flushing while the writer writes would take a second CPU from the
+ * receiver for the same work. */
+static void kick_fire(void *arg)
+{
+	struct inet_ep *ep = arg;
+	struct dg *d = DG(ep);
+
+	pthread_mutex_lock(&d->kick_lock);
+	d->kick_id = 0;
+	pthread_mutex_unlock(&d->kick_lock);
+	__atomic_store_n(&d->kicked, 0, __ATOMIC_RELEASE);
+	if (!q_empty(ep->wq))
+		flush(ep);
+}
+
+static void kick(struct inet_ep *ep)
+{
+	struct dg *d = DG(ep);
+
+	pthread_mutex_lock(&d->kick_lock);
+	if (d->kick_id == 0)
+		d->kick_id = qtimeout(ep->wq, (void (*)())kick_fire, ep, 1);
+	if (d->kick_id == 0)		/* no memory: flush now */
+		__atomic_store_n(&d->kicked, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&d->kick_lock);
+	if (!__atomic_load_n(&d->kicked, __ATOMIC_ACQUIRE))
+		flush(ep);
 }
 
 /* ---- T_UNITDATA_REQ ---- */
@@ -586,7 +645,7 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 	    __atomic_load_n(&ep->wq->q_count, __ATOMIC_RELAXED) >= GSO_BYTES)
 		flush(ep);
 	else if (!__atomic_exchange_n(&d->kicked, 1, __ATOMIC_ACQ_REL))
-		(void)str_kev_rearm(&ep->ke, POLLOUT);
+		kick(ep);
 }
 
 static void dg_req(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
@@ -614,9 +673,12 @@ static void dg_wsrv(struct inet_ep *ep)
 
 /* ---- receiving ---- */
 
-/* Send one datagram up (rx_lock held): false when out of memory. */
+/* Send one datagram up (rx_lock held): false when out of memory.  With
+ * lend (an esballoc'ed block over the receive buffer holding data) the
+ * data block points into that buffer instead of being a copy. */
 static bool deliver(struct inet_ep *ep, const struct sockaddr_storage *src,
-		    socklen_t sl, const unsigned char *data, size_t len)
+		    socklen_t sl, const unsigned char *data, size_t len,
+		    mblk_t *lend)
 {
 	struct T_unitdata_ind u = { T_UNITDATA_IND, 0, 0, 0, 0 };
 	size_t off = sizeof(u);
@@ -625,7 +687,7 @@ static bool deliver(struct inet_ep *ep, const struct sockaddr_storage *src,
 	if (sl > (socklen_t)INET_ADDR_SIZE)
 		sl = 0;
 	bp = allocb(sizeof(u) + sl + 4, BPRI_MED);
-	dp = allocb(len, BPRI_MED);
+	dp = lend != NULL ? dupb(lend) : allocb(len, BPRI_MED);
 	if (bp == NULL || dp == NULL) {
 		freemsg(bp);
 		freemsg(dp);
@@ -636,8 +698,13 @@ static bool deliver(struct inet_ep *ep, const struct sockaddr_storage *src,
 	u.SRC_offset = tpi_put_bytes(bp, &off, src, sl);
 	memcpy(bp->b_rptr, &u, sizeof(u));
 	bp->b_wptr = bp->b_rptr + off;
-	memcpy(dp->b_wptr, data, len);
-	dp->b_wptr += len;
+	if (lend != NULL) {
+		dp->b_rptr = (unsigned char *)data;
+		dp->b_wptr = dp->b_rptr + len;
+	} else {
+		memcpy(dp->b_wptr, data, len);
+		dp->b_wptr += len;
+	}
 	bp->b_cont = dp;
 	if (q_empty(ep->rq))
 		putnext(ep->rq, bp);
@@ -657,9 +724,6 @@ static bool pull_locked(struct inet_ep *ep)
 	int vlen = ep->pr->fast ? VLEN : 1;
 	size_t bufsz = ep->pr->fast ? RXBUF : (size_t)ep->pr->tsdu + 64;
 
-	if (d->rxbuf == NULL &&
-	    (d->rxbuf = malloc((size_t)vlen * bufsz)) == NULL)
-		return false;
 	for (;;) {
 		struct mmsghdr mm[VLEN];
 		struct iovec iov[VLEN];
@@ -672,8 +736,12 @@ static bool pull_locked(struct inet_ep *ep)
 
 		if (inet_rfull(ep, 0))
 			return false;
+		for (int i = 0; i < vlen; i++)
+			if (d->rxb[i] == NULL &&
+			    (d->rxb[i] = rxb_new(bufsz)) == NULL)
+				return false;
 		for (int i = 0; i < vlen; i++) {
-			iov[i].iov_base = d->rxbuf + (size_t)i * bufsz;
+			iov[i].iov_base = d->rxb[i]->data;
 			iov[i].iov_len = bufsz;
 			memset(&mm[i].msg_hdr, 0, sizeof(mm[i].msg_hdr));
 			mm[i].msg_hdr.msg_name = &names[i];
@@ -728,15 +796,30 @@ static bool pull_locked(struct inet_ep *ep)
 					}
 			if (seg == 0)
 				seg = len;
+			mblk_t *lend = NULL;
+			bool ok = true;
+
+			/* big datagrams filling at least an eighth of the
+			 * buffer: lend it, take a new one */
+			if (seg > COPY_MAX && len >= bufsz / 8 &&
+			    (lend = esballoc(d->rxb[i]->data, bufsz, BPRI_MED,
+					     &d->rxb[i]->fr)) != NULL)
+				d->rxb[i] = NULL;
 			do {
 				size_t k = len < seg ? len : seg;
 
 				if (!deliver(ep, &names[i], mh->msg_namelen,
-					     p, k))
-					return false;
+					     p, k, lend)) {
+					ok = false;
+					break;
+				}
 				p += k;
 				len -= k;
 			} while (len > 0);
+			if (lend != NULL)
+				freeb(lend);	/* the datagrams keep it */
+			if (!ok)
+				return false;
 		}
 		if (n < vlen) {
 			__atomic_store_n(&d->rx_ready, 0, __ATOMIC_RELEASE);
@@ -823,8 +906,7 @@ static void dg_run(struct inet_ep *ep, unsigned revents)
 		return;
 	}
 	/* the I/O thread: its reports are one-shot, so whatever was
-	 * armed (the flush kick, a reader's POLLIN) is disarmed now */
-	__atomic_store_n(&d->kicked, 0, __ATOMIC_RELEASE);
+	 * armed (room to send, a reader's POLLIN) is disarmed now */
 	if (!q_empty(ep->wq))
 		flush(ep);
 	if (revents & POLLERR) {
@@ -843,8 +925,11 @@ static void dg_run(struct inet_ep *ep, unsigned revents)
 
 static int dg_open(struct inet_ep *ep)
 {
-	if ((ep->pp = calloc(1, sizeof(struct dg))) == NULL)
+	struct dg *d;
+
+	if ((ep->pp = d = calloc(1, sizeof(struct dg))) == NULL)
 		return ENOMEM;
+	pthread_mutex_init(&d->kick_lock, NULL);
 	if (ep->pr->fast)
 		noenable(ep->wq);	/* putq alone does not flush */
 	ep->ke.ke_direct = 1;		/* readers may sleep on the socket */
@@ -872,8 +957,17 @@ static void dg_close(struct inet_ep *ep)
 {
 	struct dg *d = DG(ep);
 
-	if (d != NULL)
-		free(d->rxbuf);
+	if (d == NULL)
+		return;
+	pthread_mutex_lock(&d->kick_lock);
+	toid_t id = d->kick_id;
+	d->kick_id = 0;
+	pthread_mutex_unlock(&d->kick_lock);
+	if (id != 0)
+		(void)quntimeout(ep->wq, id);	/* waits if it runs */
+	pthread_mutex_destroy(&d->kick_lock);
+	for (int i = 0; i < VLEN; i++)
+		free(d->rxb[i]);
 	free(d);
 	ep->pp = NULL;
 }
