@@ -187,6 +187,70 @@ TPI_SEEDS = {
 }
 
 
+# ---- fuzz_inet: the same records; provider 0 udp, 1 inet/udp, 2 tcp,
+# 3 inet/tcp, +4 for IPv6 fix-ups; a fixed-up bind is to loopback ----
+
+def ibind(ep, conind=0):
+    return rec(ep, i32(T_BIND_REQ, 0, 0, conind), op=1)
+
+
+def inet_clts(prov):
+    s = bytes([prov])
+    s += rec(0, i32(T_INFO_REQ), hipri=True)
+    s += ibind(0) + ibind(1)
+    s += rec(0, i32(T_UNITDATA_REQ, 0, 0, 0, 0), b"datagram", op=1)
+    s += optmgmt(0, T_NEGOTIATE, opt(INET_IP, T_IP_TTL, i32(9)))
+    opts = opt(INET_IP, T_IP_TOS, i32(16))
+    s += rec(1, i32(T_UNITDATA_REQ, 0, 0, len(opts), 20) + opts, b"back",
+             op=1)
+    s += rec(1, i32(T_UNITDATA_REQ, 0, 0, 0, 0), b"", op=1)
+    s += optmgmt(0, T_CURRENT, opt(INET_IP, T_ALLOPT))
+    s += optmgmt(1, T_DEFAULT, opt(INET_UDP, T_ALLOPT))
+    s += rec(2, i32(T_UNITDATA_REQ, 0, 0, 0, 0), b"unbound", op=1)
+    s += rec(0, i32(T_ADDR_REQ))
+    s += rec(0, i32(T_UNBIND_REQ)) + rec(0, i32(T_UNBIND_REQ))
+    return s
+
+
+def inet_cots(prov, release):
+    s = bytes([prov])
+    s += ibind(0, conind=2) + ibind(2) + cap(1) + cap(0)
+    s += conn_req(2, opt(INET_TCP, T_TCP_NODELAY, i32(T_YES)))
+    s += conn_res(0)
+    s += rec(2, i32(T_DATA_REQ, 0), b"hello, world")
+    s += rec(1, i32(T_DATA_REQ, 1), b"more")
+    s += rec(1, i32(T_DATA_REQ, 0), b"end")
+    s += rec(2, i32(T_EXDATA_REQ, 0), b"!")
+    s += rec(2, i32(T_OPTDATA_REQ, 0, 0, 0), b"od")
+    s += rec(1, b"", b"plain write", op=3)
+    s += rec(2, i32(T_ADDR_REQ))
+    s += optmgmt(1, T_CURRENT, opt(INET_TCP, T_ALLOPT))
+    if release:
+        s += rec(2, i32(T_ORDREL_REQ)) + rec(1, i32(T_ORDREL_REQ))
+    else:
+        s += rec(1, i32(T_DISCON_REQ, -1))
+    s += rec(2, i32(T_UNBIND_REQ))
+    return s
+
+
+INET_SEEDS = {
+    "udp": inet_clts(0),
+    "inet-udp6": inet_clts(1 | 4),
+    "tcp-release": inet_cots(2, True),
+    "inet-tcp-discon": inet_cots(3, False),
+    "tcp6-release": inet_cots(2 | 4, True),
+    "tcp-refused": bytes([2]) + ibind(0, conind=1) + ibind(2) +
+    conn_req(2) + rec(0, i32(T_DISCON_REQ, 0), op=1) +
+    rec(0, i32(T_DISCON_REQ, 12345)) + rec(2, i32(T_UNBIND_REQ)),
+    "bad-primitives": bytes([3]) +
+    rec(0, i32(T_BIND_REQ, 100, 4, 0)) + rec(0, i32(T_BIND_REQ, 3, 16)) +
+    rec(0, i32(T_UNBIND_REQ)) +
+    optmgmt(0, 0x999, opt(XTI_GENERIC, XTI_SNDBUF, i32(1))) +
+    optmgmt(0, T_NEGOTIATE, b"\x10\0\0") +
+    rec(1, i32(T_DATA_REQ, 0), b"x") + rec(2, i32(99)) + rec(0, b"\x09\0"),
+}
+
+
 def write(target, seeds):
     d = os.path.join(HERE, "corpus", target)
     os.makedirs(d, exist_ok=True)
@@ -201,3 +265,4 @@ def write(target, seeds):
 if __name__ == "__main__":
     write("fuzz_topt", TOPT_SEEDS)
     write("fuzz_tpi", TPI_SEEDS)
+    write("fuzz_inet", INET_SEEDS)
