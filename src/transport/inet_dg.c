@@ -564,7 +564,10 @@ static int check_req(struct inet_ep *ep, mblk_t *mp, size_t *lenp)
 	size_t len = tpi_datalen(mp);
 
 	memcpy(&r, mp->b_rptr, sizeof(r));
-	if (inet_addr_in(ep, tpi_region(mp, r.DEST_offset, r.DEST_length),
+	/* a connected endpoint may leave the destination out */
+	if (!(r.DEST_length == 0 &&
+	      __atomic_load_n(&ep->state, __ATOMIC_RELAXED) == TS_DATA_XFER) &&
+	    inet_addr_in(ep, tpi_region(mp, r.DEST_offset, r.DEST_length),
 			 r.DEST_length, true, &ss, &sl) != 0)
 		return EINVAL;
 	if (len > (size_t)ep->pr->tsdu)
@@ -589,7 +592,8 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 	int err;
 
 	if (!data_only(mp) ||
-	    __atomic_load_n(&ep->state, __ATOMIC_RELAXED) != TS_IDLE) {
+	    (__atomic_load_n(&ep->state, __ATOMIC_RELAXED) != TS_IDLE &&
+	     __atomic_load_n(&ep->state, __ATOMIC_RELAXED) != TS_DATA_XFER)) {
 		tpi_fatal(ep->wq, mp, EPROTO);
 		return;
 	}
@@ -648,6 +652,147 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 		kick(ep);
 }
 
+/* ---- connected datagram endpoints ---- */
+
+static int dg_bound(struct inet_ep *ep, int *unixerr);
+
+/*
+ * T_CONN_REQ on a datagram endpoint (as Solaris UDP allows): connect(2)
+ * the socket to DEST, answer T_OK_ACK and T_CONN_CON at once; the
+ * endpoint is then TS_DATA_XFER, takes T_UNITDATA_REQ with or without a
+ * destination and T_DATA_REQ, receives only from its peer, and gets the
+ * peer's ICMP errors as T_UDERROR_IND.  T_DISCON_REQ undoes it.
+ */
+static void dg_conn_req(struct inet_ep *ep, mblk_t *mp)
+{
+	struct T_conn_req r;
+	struct T_conn_con cc = { T_CONN_CON, 0, 0, 0, 0 };
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	size_t off = sizeof(cc);
+	mblk_t *con;
+	int err;
+
+	memcpy(&r, mp->b_rptr, sizeof(r));
+	if ((err = inet_addr_in(ep, tpi_region(mp, r.DEST_offset,
+					       r.DEST_length),
+				r.DEST_length, true, &ss, &sl)) != 0) {
+		inet_error_ack(ep, mp, T_CONN_REQ, TBADADDR, 0);
+		return;
+	}
+	if (tpi_datalen(mp) > 0) {	/* no connect data */
+		inet_error_ack(ep, mp, T_CONN_REQ, TBADDATA, 0);
+		return;
+	}
+	if ((con = tpi_proto(sizeof(cc) + INET_ADDR_SIZE + 4,
+			     M_PROTO)) == NULL) {
+		inet_error_ack(ep, mp, T_CONN_REQ, TSYSERR, ENOMEM);
+		return;
+	}
+	if (ep->pr->fast)
+		flush(ep);		/* what was sent before goes first */
+	inet_lock(ep);
+	if (ep->state != TS_IDLE) {
+		inet_unlock(ep);
+		freemsg(con);
+		inet_error_ack(ep, mp, T_CONN_REQ, TOUTSTATE, 0);
+		return;
+	}
+	if (r.OPT_length > 0 &&
+	    topt_assoc(ep->pr->opts, ep, tpi_region(mp, r.OPT_offset,
+						    r.OPT_length),
+		       (size_t)r.OPT_length, ep->priv) != 0) {
+		inet_unlock(ep);
+		freemsg(con);
+		inet_error_ack(ep, mp, T_CONN_REQ, TBADOPT, 0);
+		return;
+	}
+	fix_raw_dest(ep, &ss);
+	if (connect(ep->ke.ke_fd, (struct sockaddr *)&ss, sl) < 0) {
+		err = errno;
+		inet_unlock(ep);
+		freemsg(con);
+		inet_error_ack(ep, mp, T_CONN_REQ, TSYSERR, err);
+		return;
+	}
+	memcpy(&ep->raddr, tpi_region(mp, r.DEST_offset, r.DEST_length),
+	       (size_t)r.DEST_length);
+	ep->raddrlen = sl;
+	__atomic_store_n(&ep->state, TS_DATA_XFER, __ATOMIC_RELEASE);
+	cc.RES_length = (t_scalar_t)sl;
+	cc.RES_offset = tpi_put_bytes(con, &off, &ep->raddr, sl);
+	memcpy(con->b_rptr, &cc, sizeof(cc));
+	inet_unlock(ep);
+	inet_ok_ack(ep, mp, T_CONN_REQ);
+	inet_up(ep, con);
+}
+
+static void dg_discon_req(struct inet_ep *ep, mblk_t *mp)
+{
+	struct sockaddr_storage la;
+	socklen_t ll;
+	int err;
+
+	if (ep->pr->fast)
+		flush(ep);
+	inet_lock(ep);
+	if (ep->state != TS_DATA_XFER) {
+		inet_unlock(ep);
+		inet_error_ack(ep, mp, T_DISCON_REQ, TOUTSTATE, 0);
+		return;
+	}
+	/* a fresh socket bound where this one was: disconnecting a UDP
+	 * socket may give back a port the kernel chose */
+	la = ep->laddr;
+	ll = ep->laddrlen;
+	if (ep->pr->kind == IK_RAW) {
+		if (la.ss_family == AF_INET6)
+			((struct sockaddr_in6 *)&la)->sin6_port = 0;
+		else
+			((struct sockaddr_in *)&la)->sin_port = 0;
+	}
+	if ((err = inet_socket_renew(ep, ep->family)) != 0 ||
+	    (bind(ep->ke.ke_fd, (struct sockaddr *)&la, ll) < 0 &&
+	     (err = errno) != 0)) {
+		inet_unlock(ep);
+		inet_error_ack(ep, mp, T_DISCON_REQ, TSYSERR, err);
+		return;
+	}
+	(void)dg_bound(ep, &err);
+	ep->raddrlen = 0;
+	__atomic_store_n(&ep->state, TS_IDLE, __ATOMIC_RELEASE);
+	inet_unlock(ep);
+	inet_ok_ack(ep, mp, T_DISCON_REQ);
+}
+
+/* T_DATA_REQ (or M_DATA) on a connected endpoint: one datagram to the
+ * peer, sent as a T_UNITDATA_REQ without a destination would be. */
+static void dg_data_req(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
+{
+	struct T_unitdata_req u = { T_UNITDATA_REQ, 0, 0, 0, 0 };
+	mblk_t *bp;
+
+	if (__atomic_load_n(&ep->state, __ATOMIC_ACQUIRE) != TS_DATA_XFER ||
+	    prim == T_EXDATA_REQ || prim == T_ORDREL_REQ) {
+		tpi_fatal(ep->wq, mp, EPROTO);
+		return;
+	}
+	if ((bp = tpi_proto(sizeof(u), M_PROTO)) == NULL) {
+		freemsg(mp);
+		INET_COUNT(ep, tx_drops, 1);
+		return;
+	}
+	memcpy(bp->b_rptr, &u, sizeof(u));
+	if (prim == -1) {		/* plain M_DATA */
+		bp->b_cont = mp;
+	} else {			/* the data after its T_DATA_REQ */
+		bp->b_cont = mp->b_cont;
+		mp->b_cont = NULL;
+		freeb(mp);
+	}
+	unitdata_req(ep, bp);
+}
+
 static void dg_req(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 {
 	switch (prim) {
@@ -655,9 +800,18 @@ static void dg_req(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 		unitdata_req(ep, mp);
 		break;
 	case T_CONN_REQ:
-	case T_CONN_RES:
+		dg_conn_req(ep, mp);
+		break;
 	case T_DISCON_REQ:
+		dg_discon_req(ep, mp);
+		break;
+	case T_CONN_RES:
 		inet_error_ack(ep, mp, prim, TNOTSUPPORT, 0);
+		break;
+	case T_DATA_REQ:
+	case T_OPTDATA_REQ:
+	case -1:
+		dg_data_req(ep, mp, prim);
 		break;
 	default:
 		/* connection-oriented data on a datagram endpoint */
