@@ -50,6 +50,7 @@
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -286,6 +287,21 @@ static void on_alarm(int sig)
 		tx_stop++;
 }
 
+/* Keep this process (and the threads it starts later) on one CPU. */
+static int pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		return sp_fail("sched_setaffinity(CPU %d): %s", cpu,
+			       strerror(errno));
+	return 0;
+}
+
 static int set_nice(int v, const char *who)
 {
 	if (v && setpriority(PRIO_PROCESS, 0, v) < 0)
@@ -437,7 +453,8 @@ static int sender_main(int ctl, int res, struct sp_shared *sh)
 	char *buf = NULL;
 	int i, failed = 1;
 
-	if (set_nice(im->nice_tx, "sender") < 0)
+	if (pin_cpu(point.cpu_tx) < 0 ||
+	    set_nice(im->nice_tx, "sender") < 0)
 		goto out;
 	buf = malloc(point.size);
 	if (!buf) {
@@ -628,7 +645,8 @@ static int receiver_main(int ctl, int res, struct sp_shared *sh)
 	char *buf = NULL;
 	int i, failed = 1, started = 0, rc;
 
-	if (set_nice(im->nice_rx, "receiver") < 0)
+	if (pin_cpu(point.cpu_rx) < 0 ||
+	    set_nice(im->nice_rx, "receiver") < 0)
 		goto out;
 	buf = malloc(point.size);
 	if (!buf) {
@@ -817,8 +835,9 @@ static void print_json(const char *status, const char *note,
 	       p->test->name, p->impl->name, family_names[p->test->family],
 	       p->size, p->testtime);
 	json_dbl("elapsed", "%.6f", el, ok);
-	printf("\"bufsize\":%d,\"rx_waitall\":%s,", p->bufsize,
-	       p->rx_waitall ? "true" : "false");
+	printf("\"bufsize\":%d,\"rx_waitall\":%s,\"cpu_tx\":%d,"
+	       "\"cpu_rx\":%d,", p->bufsize, p->rx_waitall ? "true" : "false",
+	       p->cpu_tx, p->cpu_rx);
 	json_u64("tx_msgs", txm, ok);
 	json_u64("rx_msgs", rxm, ok);
 	json_dbl("tx_per_s", "%.1f", txr, ok);
@@ -1195,6 +1214,10 @@ static void usage(FILE *f)
 "  --rx-waitall      byte streams: the receiver reads whole messages\n"
 "                    (MSG_WAITALL or a read loop) instead of one call of\n"
 "                    up to BYTES\n"
+"  --cpu-tx CPU, --cpu-rx CPU\n"
+"                    run the sender / the receiver (and the threads they\n"
+"                    start) on that CPU only (default: wherever Linux\n"
+"                    puts them)\n"
 "  --idle-ms MS      receiver stops after the sender is done and nothing\n"
 "                    arrived for MS milliseconds (default 200)\n"
 "  --grace SECONDS   hard deadline is --time + SECONDS (default 30); then\n"
@@ -1228,6 +1251,8 @@ int main(int argc, char **argv)
 		{ "time", required_argument, NULL, 'T' },
 		{ "bufsize", required_argument, NULL, 'b' },
 		{ "rx-waitall", no_argument, NULL, 'w' },
+		{ "cpu-tx", required_argument, NULL, 'X' },
+		{ "cpu-rx", required_argument, NULL, 'R' },
 		{ "idle-ms", required_argument, NULL, 'I' },
 		{ "grace", required_argument, NULL, 'g' },
 		{ "fault", required_argument, NULL, 'f' },
@@ -1242,6 +1267,7 @@ int main(int argc, char **argv)
 
 	point.testtime = 10;
 	point.bufsize = 131071;
+	point.cpu_tx = point.cpu_rx = -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -1272,6 +1298,17 @@ int main(int argc, char **argv)
 			break;
 		case 'w':
 			point.rx_waitall = 1;
+			break;
+		case 'X':
+		case 'R':
+			if (parse_ulong(optarg, &v) < 0 || v >= CPU_SETSIZE)
+				die_usage("--cpu-%s %s: want a CPU number, 0 .. "
+					  "%d", c == 'X' ? "tx" : "rx", optarg,
+					  CPU_SETSIZE - 1);
+			if (c == 'X')
+				point.cpu_tx = (int)v;
+			else
+				point.cpu_rx = (int)v;
 			break;
 		case 'I':
 			if (parse_ulong(optarg, &v) < 0 || v < 10 || v > 10000)

@@ -70,6 +70,7 @@ struct sp_point {
 	double testtime;	/* seconds the sender sends */
 	int bufsize;		/* SO_*BUF, F_SETPIPE_SZ; 0: default */
 	int rx_waitall;		/* receiver reads full messages (MSG_WAITALL) */
+	int cpu_tx, cpu_rx;	/* the CPU each side runs on; -1: any */
 };
 
 /* An address passed from one side to the other over the control socket. */

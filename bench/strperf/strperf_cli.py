@@ -42,6 +42,7 @@ QUICK = {"start": 1, "end": 16384, "mult": 4.0, "testtime": 1.5,
          "bufsizes": [131071]}
 PAPER = {"start": 1, "end": 16384, "mult": 2.0, "testtime": 10.0,
          "bufsizes": [131071]}
+PLACEMENTS = ("free", "same", "split")
 POINT_OVERHEAD_S = 0.35		# set-up and drain of one point, for the ETA
 EXEC_TRIES = 3			# attempts to start strperf-point (not a point)
 
@@ -134,6 +135,11 @@ def build_parser():
     ap.add_argument("--rx-waitall", action="store_true",
                     help="byte streams: the receiver reads whole messages "
                     "(MSG_WAITALL), the receiver-side throughput mode")
+    ap.add_argument("--placement", choices=PLACEMENTS, default="free",
+                    help="where sender and receiver run: free (wherever "
+                    "Linux puts them, as netperf; default), same (both on "
+                    "one CPU, like the papers' uniprocessors), split (one "
+                    "CPU each)")
     ap.add_argument("--point-binary", default=None, metavar="PATH",
                     help="strperf-point to run (default: $STRPERF_POINT, "
                     "next to this script, the build folder, or $PATH)")
@@ -193,6 +199,10 @@ def parse_args(argv):
             ap.error("--sweep-mtu: no boundary between --start and --end")
     else:
         a.sizes = st.size_range(a.start, a.end, a.mult)
+    try:
+        a.cpus = placement_cpus(a.placement, sorted(os.sched_getaffinity(0)))
+    except ValueError as e:
+        ap.error(str(e))
     if a.tests is None:
         a.tests = list(SWEEP_TESTS if a.sweep_mtu else ALL_TESTS)
     if a.keep_going and a.stop_on_error:
@@ -288,12 +298,28 @@ def make_plan(args, listing):
     return points, info
 
 
+def placement_cpus(placement, allowed):
+    """(sender CPU, receiver CPU) for a placement, None for free; the
+    CPUs are the first this process may use."""
+    if placement == "free":
+        return None
+    if placement == "same":
+        return (allowed[0], allowed[0])
+    if len(allowed) < 2:
+        raise ValueError("--placement split needs two CPUs; this process "
+                         "may use %d" % len(allowed))
+    return (allowed[0], allowed[1])
+
+
 def point_command(binary, pt, args):
     cmd = [binary, "--test", pt["test"], "--impl", pt["impl"],
            "--size", str(pt["msg_size"]), "--time", "%g" % args.testtime,
            "--bufsize", str(pt["bufsize"])]
     if args.rx_waitall:
         cmd.append("--rx-waitall")
+    if getattr(args, "cpus", None):
+        cmd += ["--cpu-tx", str(args.cpus[0]), "--cpu-rx",
+                str(args.cpus[1])]
     return cmd
 
 
@@ -473,6 +499,7 @@ def main(argv=None, launcher_dir=None, argv0="strperf"):
             "tests": args.tests, "sizes": args.sizes,
             "testtime": args.testtime, "bufsizes": args.bufsizes,
             "repeat": args.repeat, "rx_waitall": args.rx_waitall,
+            "placement": args.placement, "cpus": args.cpus,
             "sweep_mtu": args.sweep_mtu, "paper_settings": args.paper,
             "planned_points": len(plan)}
     meta.update(info)

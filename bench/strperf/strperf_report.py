@@ -1056,6 +1056,15 @@ def overlap_count(aggs, t, impl):
     return o, n
 
 
+def placement_text(meta):
+    cpus = meta.get("cpus")
+    if meta.get("placement") == "same" and cpus:
+        return "same: sender and receiver both on CPU %s" % cpus[0]
+    if meta.get("placement") == "split" and cpus:
+        return "split: sender on CPU %s, receiver on CPU %s" % tuple(cpus)
+    return "free: wherever Linux puts them (as netperf)"
+
+
 def machine_line(m):
     return "%s, %s cores, Linux %s" % (m.get("cpu", "?"), m.get("cores", "?"),
                                        m.get("kernel", "?"))
@@ -1142,6 +1151,7 @@ def build_report(outdir, points, meta, aggs, tests, charts, paper,
          "the receiver-side throughput mode; datagrams are whole anyway)"
          if meta.get("rx_waitall") else
          "one call of up to the message size"],
+        ["placement", placement_text(meta)],
         ["wall time", "%.0f s" % meta.get("wall_s", 0)],
     ], ["l", "l"])
     d.h(2, "Verdict")

@@ -164,6 +164,23 @@ class TestPlan(unittest.TestCase):
             cli.make_plan(parse("--tests", "UDP_STREAM", "--impls", "xti"),
                           LISTING)
 
+    def test_placement(self):
+        self.assertIsNone(cli.placement_cpus("free", [0, 1]))
+        self.assertEqual(cli.placement_cpus("same", [2, 5]), (2, 2))
+        self.assertEqual(cli.placement_cpus("split", [2, 5]), (2, 5))
+        with self.assertRaises(ValueError):
+            cli.placement_cpus("split", [3])
+        self.assertEqual(parse().placement, "free")
+        code, msg = parse_fails("--placement", "nowhere")
+        self.assertEqual(code, 2)
+        a = parse("--placement", "same", "--testtime", "1")
+        cmd = cli.point_command("/bin/x", {"test": "UDP_RR",
+                                           "impl": "sockets",
+                                           "msg_size": 1, "bufsize": 0,
+                                           "rep": 1}, a)
+        c = a.cpus[0]
+        self.assertEqual(cmd[-4:], ["--cpu-tx", str(c), "--cpu-rx", str(c)])
+
     def test_point_command(self):
         a = parse("--testtime", "0.25", "--rx-waitall")
         cmd = cli.point_command("/bin/x", {"test": "TCP_STREAM",

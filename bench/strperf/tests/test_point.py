@@ -73,6 +73,8 @@ class TestArguments(unittest.TestCase):
              "does not serve"),
             (["--impl", "sockets", "--size", "1"], "--test is required"),
             (base + ["--size", "1", "--fault", "x"], "--fault"),
+            (base + ["--size", "1", "--cpu-tx", "-1"], "--cpu-tx"),
+            (base + ["--size", "1", "--cpu-rx", "1024"], "--cpu-rx"),
             (base + ["--size", "1", "extra"], "unexpected argument"),
             (["--bogus"], "unknown option"),
         ]
@@ -155,6 +157,26 @@ class TestPoints(unittest.TestCase):
         self.assertIn("not resent", j["note"])
         rc, j, err = point("UDP_RR", "sockets", 64, 0.3)
         self.assertNotIn("waited", j["note"])
+
+    def test_pinned(self):
+        import os
+        cpu = sorted(os.sched_getaffinity(0))[0]
+        rc, j, err = point("UDP_RR", "sockets", 16, 0.2, "--cpu-tx",
+                           cpu, "--cpu-rx", cpu)
+        self.assertEqual(rc, 0, err)
+        self.check(j, "UDP_RR", "sockets", 16)
+        self.assertEqual((j["cpu_tx"], j["cpu_rx"]), (cpu, cpu))
+        rc, j, err = point("UDP_RR", "sockets", 16, 0.2)
+        self.assertEqual((j["cpu_tx"], j["cpu_rx"]), (-1, -1))
+        # a CPU this process may not use: a clean error, no number
+        bad = max(os.sched_getaffinity(0)) + 1
+        if bad < 1024:
+            rc, j, err = point("UDP_RR", "sockets", 16, 0.2, "--cpu-tx",
+                               bad)
+            self.assertEqual(rc, 1)
+            self.assertEqual(j["status"], "error")
+            self.assertIn("sched_setaffinity", j["note"])
+            self.assertIsNone(j["rx_per_s"])
 
     def test_nice(self):
         rc, j, err = point("TCP_STREAM", "sockets-nice", 64)
