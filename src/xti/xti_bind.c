@@ -170,7 +170,7 @@ int t_unbind(int fd)
 	pthread_mutex_lock(&ep->ep_lock);
 	ep->ep_state = T_UNBND;
 	ep->ep_qlen = 0;
-	ep->ep_flags &= ~EPF_UCONT;
+	__atomic_store_n(&ep->ep_ucont, false, __ATOMIC_RELAXED);
 	xti_seq_clear(ep);
 	xti_conn_reset(ep);
 	pthread_mutex_unlock(&ep->ep_lock);

@@ -21,6 +21,11 @@
  * (T_EXDATA_IND) and its MORE_flag.  Expedited data overtakes the rest
  * of a normal TSDU (band 1 is ahead at the head).  A T_DISCON_IND or
  * T_ORDREL_IND met instead is held: TLOOK.
+ *
+ * t_snd and t_rcv take ep_lock once when nothing is held (xti_impl.h):
+ * the checks, the sizes and TSDU count, the held list and (receiving)
+ * the read turn in one hold; ep_cont is atomic, and ep_sndacc is
+ * written only when it changes.
  */
 #include <errno.h>
 #include <limits.h>
@@ -38,24 +43,36 @@ struct snd_args {
 	unsigned int chunk;
 };
 
-/* Checks before sending nbytes; fills a.  0 or -1 with t_errno. */
-static int snd_check(struct xti_ep *ep, unsigned int nbytes, int flags,
-		     struct snd_args *a)
-{
-	t_scalar_t lim;
-	uint64_t acc;
+/* What the checks before sending need of the endpoint. */
+struct snd_snap {
+	t_scalar_t lim;			/* TSDU_size or ETSDU_size */
 	int pf, tidu;
+	uint64_t acc;
+};
+
+/* Take snap for a send with flags (ep_lock held). */
+static void snd_snap(struct xti_ep *ep, int flags, struct snd_snap *sn)
+{
+	bool exp = (flags & T_EXPEDITED) != 0;
+
+	sn->lim = exp ? ep->ep_info.ETSDU_size : ep->ep_info.TSDU_size;
+	sn->pf = ep->ep_info.PROVIDER_flag;
+	sn->tidu = ep->ep_info.TIDU_size;
+	sn->acc = ep->ep_sndacc[exp];
+}
+
+/* Checks before sending nbytes; fills a.  0 or -1 with t_errno. */
+static int snd_check(const struct snd_snap *sn, unsigned int nbytes,
+		     int flags, struct snd_args *a)
+{
+	t_scalar_t lim = sn->lim;
+	uint64_t acc = sn->acc;
+	int pf = sn->pf, tidu = sn->tidu;
 
 	if (flags & ~(T_MORE | T_EXPEDITED | T_PUSH))
 		return xti_err(TBADFLAG);
 	a->flags = flags;
 	a->exp = (flags & T_EXPEDITED) != 0;
-	pthread_mutex_lock(&ep->ep_lock);
-	lim = a->exp ? ep->ep_info.ETSDU_size : ep->ep_info.TSDU_size;
-	pf = ep->ep_info.PROVIDER_flag;
-	tidu = ep->ep_info.TIDU_size;
-	acc = ep->ep_sndacc[a->exp];
-	pthread_mutex_unlock(&ep->ep_lock);
 	if (lim == T_INVALID)
 		return xti_err(TNOTSUPPORT);
 	if (nbytes > INT_MAX)
@@ -78,6 +95,7 @@ static int snd_data(struct xti_ep *ep, const char *buf, unsigned int nbytes,
 	struct T_data_req dr;
 	unsigned int sent = 0;
 	int err = 0;
+	bool whole;
 
 	dr.PRIM_type = a->exp ? T_EXDATA_REQ : T_DATA_REQ;
 	do {
@@ -92,14 +110,18 @@ static int snd_data(struct xti_ep *ep, const char *buf, unsigned int nbytes,
 		}
 		sent += n;
 	} while (sent < nbytes);
-	pthread_mutex_lock(&ep->ep_lock);
-	if (err == TFLOW)
-		ep->ep_flags |= a->exp ? EPF_EXFLOW : EPF_FLOW;
-	if (sent == nbytes && !(a->flags & T_MORE))
-		ep->ep_sndacc[a->exp] = 0;
-	else
-		ep->ep_sndacc[a->exp] += sent;
-	pthread_mutex_unlock(&ep->ep_lock);
+	/* a whole TSDU sent when none was begun: nothing to write */
+	whole = sent == nbytes && !(a->flags & T_MORE);
+	if (err == TFLOW || !whole ||
+	    __atomic_load_n(&ep->ep_sndacc[a->exp], __ATOMIC_RELAXED) != 0) {
+		pthread_mutex_lock(&ep->ep_lock);
+		if (err == TFLOW)
+			ep->ep_flags |= a->exp ? EPF_EXFLOW : EPF_FLOW;
+		__atomic_store_n(&ep->ep_sndacc[a->exp],
+				 whole ? 0 : ep->ep_sndacc[a->exp] + sent,
+				 __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&ep->ep_lock);
+	}
 	if (sent == 0 && err != 0)
 		return -1;		/* t_errno (errno) still set */
 	return (int)sent;
@@ -109,16 +131,25 @@ static int snd_common(int fd, const char *buf, unsigned int nbytes,
 		      int flags)
 {
 	struct snd_args a;
+	struct snd_snap sn;
 	struct xti_ep *ep;
-	int r = -1;
+	int r = -1, ev;
 
-	ep = xti_begin(fd, NEED_CONN, EV_SND, -1);
+	ep = xti_begin_locked(fd, NEED_CONN, EV_SND, -1);
 	if (ep == NULL)
 		return -1;
-	if (snd_check(ep, nbytes, flags, &a) != 0)
+	snd_snap(ep, flags, &sn);
+	ev = xti_held_event(ep, T_DISCONNECT);
+	pthread_mutex_unlock(&ep->ep_lock);
+	if (snd_check(&sn, nbytes, flags, &a) != 0)
 		goto out;
-	if (xti_look_stop(ep, T_DISCONNECT) != 0)
+	if (ev == 0)
+		ev = xti_head_look(ep, T_DISCONNECT);
+	if (ev != 0) {
+		if (ev > 0)
+			xti_err(TLOOK);
 		goto out;
+	}
 	r = snd_data(ep, buf, nbytes, &a);
 out:
 	xti_put(ep);
@@ -233,42 +264,56 @@ static int rcv_common(int fd, char *buf, unsigned int nbytes, int *flagsp)
 	struct xti_msg *m;
 	struct xti_ep *ep;
 	struct xti_rd r;
-	int rv = -1, fl = 0, k;
+	int rv = -1, fl = 0, k, c[2], v;
+	bool held;
 
-	ep = xti_begin(fd, NEED_CONN, EV_RCV, -1);
+	ep = xti_begin_rd(fd, NEED_CONN, EV_RCV);
 	if (ep == NULL)
 		return -1;
+	held = ep->ep_held != NULL;
+	pthread_mutex_unlock(&ep->ep_lock);
 	if (xti_uout(flagsp, &fl, sizeof(fl)) != 0) {
+		xti_rd_quit(ep);
 		xti_put(ep);
 		return xti_syserr(EFAULT);
 	}
-	if (held_data(ep, &m) != 0) {
-		xti_put(ep);
-		return -1;
-	}
-	if (m != NULL) {
-		rv = rcv_held(ep, m, buf, nbytes, flagsp);
-		xti_put(ep);
-		return rv;
+	if (held) {
+		/* data held, or another event (TLOOK) */
+		xti_rd_quit(ep);
+		if (held_data(ep, &m) != 0) {
+			xti_put(ep);
+			return -1;
+		}
+		if (m != NULL) {
+			rv = rcv_held(ep, m, buf, nbytes, flagsp);
+			xti_put(ep);
+			return rv;
+		}
+		/* another thread took it meanwhile: read */
 	}
 	if (nbytes > INT_MAX)
 		nbytes = INT_MAX;
 	xti_rd_init(&r, buf, (int)nbytes);
 	r.ev = EV_RCV;
+	r.entered = !held;		/* taken by xti_begin_rd */
 	if (xti_read(ep, &r) != 0)
 		goto out;
 	memset(&d, 0, sizeof(d));
 	if (r.prim == -1) {
 		/* the rest of a message, or plain M_DATA */
-		pthread_mutex_lock(&ep->ep_lock);
-		k = ep->ep_cont[1] >= 0 && (r.band > 0 || ep->ep_cont[0] < 0);
+		c[0] = __atomic_load_n(&ep->ep_cont[0], __ATOMIC_RELAXED);
+		c[1] = __atomic_load_n(&ep->ep_cont[1], __ATOMIC_RELAXED);
+		k = c[1] >= 0 && (r.band > 0 || c[0] < 0);
 		d.exp = k == 1;
-		d.more = ep->ep_cont[k] > 0;	/* the TSDU goes on after */
+		d.more = c[k] > 0;		/* the TSDU goes on after */
 		if (!r.more)
-			ep->ep_cont[k] = -1;	/* all of it read */
-		else if (ep->ep_cont[k] < 0)
-			ep->ep_cont[k] = 0;	/* plain M_DATA, split */
-		pthread_mutex_unlock(&ep->ep_lock);
+			v = -1;			/* all of it read */
+		else if (c[k] < 0)
+			v = 0;			/* plain M_DATA, split */
+		else
+			v = c[k];
+		if (v != c[k])
+			__atomic_store_n(&ep->ep_cont[k], v, __ATOMIC_RELAXED);
 	} else if (is_data(r.prim)) {
 		if (xti_dec_data_ind(r.cbuf, r.clen, &d) != 0) {
 			if (r.more)
@@ -276,9 +321,10 @@ static int rcv_common(int fd, char *buf, unsigned int nbytes, int *flagsp)
 			xti_proto();
 			goto out;
 		}
-		pthread_mutex_lock(&ep->ep_lock);
-		ep->ep_cont[d.exp] = r.more ? (d.more ? 1 : 0) : -1;
-		pthread_mutex_unlock(&ep->ep_lock);
+		v = r.more ? (d.more ? 1 : 0) : -1;
+		if (__atomic_load_n(&ep->ep_cont[d.exp], __ATOMIC_RELAXED) != v)
+			__atomic_store_n(&ep->ep_cont[d.exp], v,
+					 __ATOMIC_RELAXED);
 	} else if (r.prim == T_DISCON_IND || r.prim == T_ORDREL_IND) {
 		xti_hold(ep, &r);
 		goto out;

@@ -141,11 +141,14 @@ static void ep_reset(struct xti_ep *ep, int fd)
 	ep->ep_flags = 0;
 	ep->ep_held = NULL;
 	ep->ep_heldtail = &ep->ep_held;
-	ep->ep_cont[0] = ep->ep_cont[1] = -1;
-	ep->ep_sndacc[0] = ep->ep_sndacc[1] = 0;
-	ep->ep_rd_active = 0;
+	for (int i = 0; i < 2; i++) {
+		__atomic_store_n(&ep->ep_cont[i], -1, __ATOMIC_RELAXED);
+		__atomic_store_n(&ep->ep_sndacc[i], 0, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&ep->ep_ucont, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&ep->ep_rd_active, 0, __ATOMIC_SEQ_CST);
 	ep->ep_ack_reading = false;
-	ep->ep_req_busy = false;
+	__atomic_store_n(&ep->ep_req_busy, false, __ATOMIC_SEQ_CST);
 	ep->ep_ack_have = false;
 	ep->ep_acklen = 0;
 }
@@ -293,8 +296,10 @@ void xti_held_flush(struct xti_ep *ep, bool keep_discon)
 
 void xti_conn_reset(struct xti_ep *ep)
 {
-	ep->ep_cont[0] = ep->ep_cont[1] = -1;
-	ep->ep_sndacc[0] = ep->ep_sndacc[1] = 0;
+	for (int i = 0; i < 2; i++) {
+		__atomic_store_n(&ep->ep_cont[i], -1, __ATOMIC_RELAXED);
+		__atomic_store_n(&ep->ep_sndacc[i], 0, __ATOMIC_RELAXED);
+	}
 	ep->ep_flags &= ~(EPF_FLOW | EPF_EXFLOW);
 	xti_held_flush(ep, false);
 }

@@ -30,6 +30,19 @@
  * across a call that may sleep (getmsg, putmsg, ioctl, poll).  Threads
  * sleeping for an endpoint's state wait on ep_cv with ep_lock.
  *
+ * The data calls (t_snd, t_rcv, t_sndudata, t_rcvudata) take ep_lock
+ * once on their common path: xti_begin_locked (xti_begin_rd for a
+ * reader, which takes its read turn in the same hold) checks the
+ * service type and the state and returns with the lock held, the call
+ * copies what it needs (sizes, held events) and lets go.  What they
+ * write after the stream call is written only when it changes, and the
+ * fields they read then are atomic: ep_ucont and ep_cont (written with
+ * atomic stores, read without the lock), ep_sndacc (atomic stores under
+ * the lock; read without it only to see that it needs no change),
+ * ep_rd_active (atomic: readers leave without the lock) and ep_req_busy
+ * (atomic stores under the lock; a leaving reader reads it to know
+ * whether a request's waiter may wait for it).
+ *
  * Readers and acknowledgements.  Any thread reading the stream with
  * getmsg(0) (t_rcv, t_listen, ...) may take the T_OK_ACK another thread
  * waits for; it hands it over (ep_ack).  A thread waiting for an ack reads
@@ -94,7 +107,6 @@ struct xti_msg {
 /* ep_flags */
 #define EPF_FLOW	0x01	/* TFLOW seen on normal data: T_GODATA */
 #define EPF_EXFLOW	0x02	/* ... on expedited data: T_GOEXDATA */
-#define EPF_UCONT	0x04	/* rest of a T_UNITDATA_IND at the head */
 #define EPF_DEAD	0x08	/* closed: no longer in the table */
 
 /* One transport endpoint. */
@@ -115,14 +127,19 @@ struct xti_ep {
 	unsigned int ep_flags;		/* EPF_* */
 	struct xti_msg *ep_held;	/* taken, not yet delivered (FIFO) */
 	struct xti_msg **ep_heldtail;
-	int ep_cont[2];			/* rest of a T_DATA_IND (0) or
-					   T_EXDATA_IND (1) at the head: its
-					   MORE_flag, or -1 for none */
-	uint64_t ep_sndacc[2];		/* bytes of the TSDU/ETSDU being sent */
+	int ep_cont[2];			/* atomic: rest of a T_DATA_IND (0)
+					   or T_EXDATA_IND (1) at the head:
+					   its MORE_flag, or -1 for none */
+	bool ep_ucont;			/* atomic: rest of a T_UNITDATA_IND
+					   at the head */
+	uint64_t ep_sndacc[2];		/* bytes of the TSDU/ETSDU being sent
+					   (stored atomically) */
 
-	int ep_rd_active;		/* threads reading with getmsg(0) */
+	int ep_rd_active;		/* atomic: threads reading with
+					   getmsg(0) */
 	bool ep_ack_reading;		/* a thread reads with RS_HIPRI */
-	bool ep_req_busy;		/* an acknowledged request is out */
+	bool ep_req_busy;		/* an acknowledged request is out
+					   (stored atomically) */
 	bool ep_ack_have;		/* ep_ack holds an ack taken by a reader */
 	char ep_ack[64];
 	int ep_acklen;
@@ -137,6 +154,10 @@ struct xti_ep {
  * service type fits and event ev1 or ev2 (-1: none) is allowed in its
  * state; else NULL with t_errno TBADF, TNOTSUPPORT or TOUTSTATE. */
 struct xti_ep *xti_begin(int fd, int need, int ev1, int ev2);
+/* The same, but a successful start returns with ep_lock held. */
+struct xti_ep *xti_begin_locked(int fd, int need, int ev1, int ev2);
+/* xti_begin's checks (ep_lock held): 0 or the t_errno to fail with. */
+int xti_begin_err(const struct xti_ep *ep, int need, int ev1, int ev2);
 
 /* ---- the endpoint table (xti_ep.c) ---- */
 /* The endpoint of fd, with a reference; NULL with t_errno TBADF. */
@@ -257,6 +278,9 @@ struct xti_rd {
 	bool duser;			/* dbuf is the application's */
 	bool cown, down;		/* cbuf/dbuf malloc'ed by us */
 	t_scalar_t prim;		/* -1: no control part */
+	bool entered;			/* the caller has the read turn
+					   (xti_begin_rd): xti_read does not
+					   take it again */
 	int ev;				/* the caller's event: when another
 					   thread's request completes while
 					   reading, TOUTSTATE if it is no
@@ -275,6 +299,12 @@ void xti_rd_free(struct xti_rd *r);
  * 0, or -1 with t_errno (TNODATA when non-blocking and nothing is there;
  * TSYSERR with EINTR, or the stream's error). */
 int xti_read(struct xti_ep *ep, struct xti_rd *r);
+/* xti_begin_locked for a reader of event ev: also takes the read turn
+ * (after any ack waiter's read), ep_lock held on return.  The caller
+ * then either reads with an xti_rd whose entered is set (and ev is ev)
+ * or gives the turn back with xti_rd_quit. */
+struct xti_ep *xti_begin_rd(int fd, int need, int ev);
+void xti_rd_quit(struct xti_ep *ep);
 /* Read the rest of r's data (continuations) into a library buffer
  * (copying what is in a user buffer first).  0 or -1 with t_errno. */
 int xti_read_rest(struct xti_ep *ep, struct xti_rd *r);
@@ -307,6 +337,10 @@ int xti_pending(struct xti_ep *ep);
 /* Does any held message, or the head's first message, mean one of the
  * events in mask?  Returns that event, 0 if none, -1 with t_errno. */
 int xti_look_for(struct xti_ep *ep, int mask);
+/* Its two halves: the held messages (ep_lock held; the event or 0) and
+ * the head's first message (ep_lock not held; as xti_look_for). */
+int xti_held_event(struct xti_ep *ep, int mask);
+int xti_head_look(struct xti_ep *ep, int mask);
 /* Before a call that such an event must stop: 0 if none waits, else -1
  * with t_errno TLOOK (or the error looking met). */
 int xti_look_stop(struct xti_ep *ep, int mask);

@@ -261,43 +261,98 @@ static bool grow(char **buf, int *max, bool *own, int want, int limit)
 
 /* Readers enter and leave the stream (see the top of the file).  A
  * reader of event ev (not -1) does not enter when the state no longer
- * allows it (another thread's call changed it since xti_begin). */
+ * allows it (another thread's call changed it since xti_begin).
+ *
+ * Readers enter with ep_lock held, so entering and an ack waiter's
+ * start (ep_ack_reading set when ep_rd_active is 0) exclude each other.
+ * A reader that took no ack leaves without the lock: it decrements
+ * ep_rd_active, then reads ep_req_busy (both sequentially consistent),
+ * and only when a request is out takes the lock to wake its waiter.  A
+ * waiter that saw the reader still in (its load of ep_rd_active before
+ * the decrement) had set ep_req_busy before, so the reader sees it set
+ * and its broadcast, under the lock the waiter holds until it sleeps,
+ * is not lost.  A reader holding an ack leaves under the lock, handing
+ * the ack over before the waiter can see ep_rd_active at 0. */
+static void rd_enter_locked(struct xti_ep *ep)
+{
+	while (ep->ep_ack_reading)
+		pthread_cond_wait(&ep->ep_cv, &ep->ep_lock);
+}
+
 static bool rd_enter(struct xti_ep *ep, int ev)
 {
 	bool ok;
 
 	pthread_mutex_lock(&ep->ep_lock);
-	while (ep->ep_ack_reading)
-		pthread_cond_wait(&ep->ep_cv, &ep->ep_lock);
+	rd_enter_locked(ep);
 	ok = ev < 0 || xti_ev_ok(ev, ep->ep_state);
 	if (ok)
-		ep->ep_rd_active++;
+		__atomic_add_fetch(&ep->ep_rd_active, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&ep->ep_lock);
 	return ok;
+}
+
+static bool rd_is_ack(const struct xti_rd *r)
+{
+	return r != NULL && r->hipri && r->clen >= (int)sizeof(t_scalar_t) &&
+	       (r->prim == T_OK_ACK || r->prim == T_ERROR_ACK);
 }
 
 /* Leave; an ack r holds goes to its waiter.  True if r was an ack. */
 static bool rd_leave(struct xti_ep *ep, struct xti_rd *r)
 {
-	bool ack = false;
-
-	pthread_mutex_lock(&ep->ep_lock);
-	ep->ep_rd_active--;
-	if (r != NULL && r->hipri && r->clen >= (int)sizeof(t_scalar_t) &&
-	    (r->prim == T_OK_ACK || r->prim == T_ERROR_ACK)) {
-		ack = true;
-		if (ep->ep_req_busy && !ep->ep_ack_have) {
-			int n = r->clen < (int)sizeof(ep->ep_ack) ?
-				r->clen : (int)sizeof(ep->ep_ack);
-			memcpy(ep->ep_ack, r->cbuf, (size_t)n);
-			ep->ep_acklen = n;
-			ep->ep_ack_have = true;
+	if (!rd_is_ack(r)) {
+		__atomic_sub_fetch(&ep->ep_rd_active, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&ep->ep_req_busy, __ATOMIC_SEQ_CST)) {
+			pthread_mutex_lock(&ep->ep_lock);
+			pthread_cond_broadcast(&ep->ep_cv);
+			pthread_mutex_unlock(&ep->ep_lock);
 		}
+		return false;
 	}
+	pthread_mutex_lock(&ep->ep_lock);
+	if (ep->ep_req_busy && !ep->ep_ack_have) {
+		int n = r->clen < (int)sizeof(ep->ep_ack) ?
+			r->clen : (int)sizeof(ep->ep_ack);
+		memcpy(ep->ep_ack, r->cbuf, (size_t)n);
+		ep->ep_acklen = n;
+		ep->ep_ack_have = true;
+	}
+	__atomic_sub_fetch(&ep->ep_rd_active, 1, __ATOMIC_SEQ_CST);
 	if (ep->ep_req_busy)
 		pthread_cond_broadcast(&ep->ep_cv);
 	pthread_mutex_unlock(&ep->ep_lock);
-	return ack;
+	return true;
+}
+
+struct xti_ep *xti_begin_rd(int fd, int need, int ev)
+{
+	struct xti_ep *ep = xti_get(fd);
+	int err;
+
+	if (ep == NULL)
+		return NULL;
+	pthread_mutex_lock(&ep->ep_lock);
+	err = xti_begin_err(ep, need, ev, -1);
+	if (err == 0 && ep->ep_ack_reading) {
+		/* an ack waiter reads: wait for it, then check again (its
+		 * request may have changed the state) */
+		rd_enter_locked(ep);
+		err = xti_begin_err(ep, need, ev, -1);
+	}
+	if (err != 0) {
+		pthread_mutex_unlock(&ep->ep_lock);
+		xti_put(ep);
+		xti_err(err);
+		return NULL;
+	}
+	__atomic_add_fetch(&ep->ep_rd_active, 1, __ATOMIC_SEQ_CST);
+	return ep;
+}
+
+void xti_rd_quit(struct xti_ep *ep)
+{
+	rd_leave(ep, NULL);
 }
 
 /* One getpmsg into r at its current fill; the stream's return value or
@@ -403,7 +458,9 @@ int xti_read(struct xti_ep *ep, struct xti_rd *r)
 	int err;
 
 	for (;;) {
-		if (!rd_enter(ep, r->ev))
+		if (r->entered)
+			r->entered = false;	/* taken by xti_begin_rd */
+		else if (!rd_enter(ep, r->ev))
 			return xti_err(TOUTSTATE);
 		err = rd_get(ep, r);
 		if (!rd_leave(ep, err == 0 ? r : NULL))
@@ -540,7 +597,7 @@ void xti_req_begin(struct xti_ep *ep)
 	pthread_mutex_lock(&ep->ep_lock);
 	while (ep->ep_req_busy)
 		pthread_cond_wait(&ep->ep_cv, &ep->ep_lock);
-	ep->ep_req_busy = true;
+	__atomic_store_n(&ep->ep_req_busy, true, __ATOMIC_SEQ_CST);
 	ep->ep_ack_have = false;
 	pthread_mutex_unlock(&ep->ep_lock);
 }
@@ -550,7 +607,7 @@ void xti_req_begin(struct xti_ep *ep)
 void xti_req_end(struct xti_ep *ep)
 {
 	pthread_mutex_lock(&ep->ep_lock);
-	ep->ep_req_busy = false;
+	__atomic_store_n(&ep->ep_req_busy, false, __ATOMIC_SEQ_CST);
 	ep->ep_ack_have = false;
 	pthread_cond_broadcast(&ep->ep_cv);
 	pthread_mutex_unlock(&ep->ep_lock);
@@ -640,7 +697,8 @@ int xti_ack_wait(struct xti_ep *ep, t_scalar_t prim)
 			err = EBADF;
 			break;
 		}
-		if (ep->ep_rd_active == 0 && !ep->ep_ack_reading) {
+		if (__atomic_load_n(&ep->ep_rd_active, __ATOMIC_SEQ_CST) == 0 &&
+		    !ep->ep_ack_reading) {
 			ep->ep_ack_reading = true;
 			pthread_mutex_unlock(&ep->ep_lock);
 			err = ack_read(ep->ep_fd, buf, sizeof(buf), &len);
@@ -688,9 +746,7 @@ static int head_event(struct xti_ep *ep)
 		return errno == EBADMSG ? -1 : -2;
 	if (r == 0)
 		return 0;
-	pthread_mutex_lock(&ep->ep_lock);
-	exp = ep->ep_cont[1] >= 0;
-	pthread_mutex_unlock(&ep->ep_lock);
+	exp = __atomic_load_n(&ep->ep_cont[1], __ATOMIC_RELAXED) >= 0;
 	if (sp.ctlbuf.len < 0 && sp.databuf.len < 0)
 		return -1;
 	return xti_dec_event(cb, sp.ctlbuf.len, exp);
@@ -713,25 +769,35 @@ int xti_pending(struct xti_ep *ep)
 	return ev;
 }
 
-int xti_look_for(struct xti_ep *ep, int mask)
+int xti_held_event(struct xti_ep *ep, int mask)
 {
-	int ev = 0;
-
-	pthread_mutex_lock(&ep->ep_lock);
 	for (struct xti_msg *m = ep->ep_held; m != NULL; m = m->m_next) {
 		int e = msg_event(m);
-		if (e > 0 && (e & mask)) {
-			ev = e;
-			break;
-		}
+		if (e > 0 && (e & mask))
+			return e;
 	}
-	pthread_mutex_unlock(&ep->ep_lock);
-	if (ev != 0)
-		return ev;
-	ev = head_event(ep);
+	return 0;
+}
+
+int xti_head_look(struct xti_ep *ep, int mask)
+{
+	int ev = head_event(ep);
+
 	if (ev == -2)
 		return io_err(errno);
 	return ev > 0 && (ev & mask) ? ev : 0;
+}
+
+int xti_look_for(struct xti_ep *ep, int mask)
+{
+	int ev;
+
+	pthread_mutex_lock(&ep->ep_lock);
+	ev = xti_held_event(ep, mask);
+	pthread_mutex_unlock(&ep->ep_lock);
+	if (ev != 0)
+		return ev;
+	return xti_head_look(ep, mask);
 }
 
 int xti_look_stop(struct xti_ep *ep, int mask)

@@ -63,28 +63,43 @@ int xti_next_state(int ev, int st)
 	return xti_table[ev][st] - 1;
 }
 
-struct xti_ep *xti_begin(int fd, int need, int ev1, int ev2)
+int xti_begin_err(const struct xti_ep *ep, int need, int ev1, int ev2)
+{
+	int st = ep->ep_state, svc = ep->ep_info.SERV_type;
+
+	if ((need == NEED_CONN && svc == T_CLTS) ||
+	    (need == NEED_CLTS && svc != T_CLTS) ||
+	    (need == NEED_ORD && svc != T_COTS_ORD))
+		return TNOTSUPPORT;
+	if (ev1 >= 0 && !xti_ev_ok(ev1, st) &&
+	    (ev2 < 0 || !xti_ev_ok(ev2, st)))
+		return TOUTSTATE;
+	return 0;
+}
+
+struct xti_ep *xti_begin_locked(int fd, int need, int ev1, int ev2)
 {
 	struct xti_ep *ep = xti_get(fd);
-	int err = 0, st, svc;
+	int err;
 
 	if (ep == NULL)
 		return NULL;
 	pthread_mutex_lock(&ep->ep_lock);
-	st = ep->ep_state;
-	svc = ep->ep_info.SERV_type;
-	pthread_mutex_unlock(&ep->ep_lock);
-	if ((need == NEED_CONN && svc == T_CLTS) ||
-	    (need == NEED_CLTS && svc != T_CLTS) ||
-	    (need == NEED_ORD && svc != T_COTS_ORD))
-		err = TNOTSUPPORT;
-	else if (ev1 >= 0 && !xti_ev_ok(ev1, st) &&
-		 (ev2 < 0 || !xti_ev_ok(ev2, st)))
-		err = TOUTSTATE;
+	err = xti_begin_err(ep, need, ev1, ev2);
 	if (err != 0) {
+		pthread_mutex_unlock(&ep->ep_lock);
 		xti_put(ep);
 		xti_err(err);
 		return NULL;
 	}
+	return ep;
+}
+
+struct xti_ep *xti_begin(int fd, int need, int ev1, int ev2)
+{
+	struct xti_ep *ep = xti_begin_locked(fd, need, ev1, ev2);
+
+	if (ep != NULL)
+		pthread_mutex_unlock(&ep->ep_lock);
 	return ep;
 }

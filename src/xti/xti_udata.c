@@ -6,11 +6,15 @@
  * the control part, the data as the data part) and comes up as one
  * T_UNITDATA_IND.  t_rcvudata() puts the data straight into the caller's
  * udata buffer; a datagram longer than that is returned in pieces, T_MORE
- * set, the address and options only with the first piece (EPF_UCONT: the
+ * set, the address and options only with the first piece (ep_ucont: the
  * next message without a control part is the rest).  Address or options
  * longer than the caller's buffers: TBUFOVFLW and the datagram is
  * dropped.  A T_UDERROR_IND met by t_rcvudata() is held (TLOOK) for
  * t_rcvuderr(), which never waits (TNOUDERR).
+ *
+ * t_sndudata and t_rcvudata take ep_lock once when nothing is held
+ * (xti_impl.h): the checks, the sizes, the held list and (receiving)
+ * the read turn in one hold.
  */
 #include <errno.h>
 #include <limits.h>
@@ -30,11 +34,14 @@ static int sndudata(int fd, const struct t_unitdata *uud, const char *dat,
 	struct xti_ep *ep;
 	char stack[512], *ctl = stack;
 	size_t clen, ooff;
-	int r = -1;
+	int r = -1, ev;
 
-	ep = xti_begin(fd, NEED_CLTS, EV_SNDUDATA, -1);
+	ep = xti_begin_locked(fd, NEED_CLTS, EV_SNDUDATA, -1);
 	if (ep == NULL)
 		return -1;
+	ia = ep->ep_info;
+	ev = xti_held_event(ep, T_UDERR);
+	pthread_mutex_unlock(&ep->ep_lock);
 	if (xti_uin(&ud, uud, sizeof(ud)) != 0) {
 		xti_syserr(EFAULT);
 		goto out;
@@ -43,9 +50,6 @@ static int sndudata(int fd, const struct t_unitdata *uud, const char *dat,
 		dat = ud.udata.buf;
 		dlen = ud.udata.len;
 	}
-	pthread_mutex_lock(&ep->ep_lock);
-	ia = ep->ep_info;
-	pthread_mutex_unlock(&ep->ep_lock);
 	if (!xti_size_ok(ia.ADDR_size, ud.addr.len)) {
 		xti_err(TBADADDR);
 		goto out;
@@ -60,8 +64,13 @@ static int sndudata(int fd, const struct t_unitdata *uud, const char *dat,
 		xti_err(TBADDATA);
 		goto out;
 	}
-	if (xti_look_stop(ep, T_UDERR) != 0)
+	if (ev == 0)
+		ev = xti_head_look(ep, T_UDERR);
+	if (ev != 0) {
+		if (ev > 0)
+			xti_err(TLOOK);
 		goto out;
+	}
 	ooff = ALIGN4(sizeof(ur) + ud.addr.len);
 	clen = ud.opt.len ? ooff + ud.opt.len : sizeof(ur) + ud.addr.len;
 	if (clen > sizeof(stack) && (ctl = malloc(clen)) == NULL) {
@@ -122,17 +131,6 @@ int t_sndvudata(int fd, struct t_unitdata *unitdata, struct t_iovec *uiov,
 	return r;
 }
 
-/* The first held message when it is a T_UDERROR_IND means TLOOK. */
-static bool uderr_held(struct xti_ep *ep)
-{
-	bool r;
-
-	pthread_mutex_lock(&ep->ep_lock);
-	r = ep->ep_held != NULL;
-	pthread_mutex_unlock(&ep->ep_lock);
-	return r;
-}
-
 /* Receive a datagram (or its next piece) with its data into dbuf (dmax
  * bytes); *dlen gets the length.  0, or -1 with t_errno. */
 static int rcvudata(int fd, struct t_unitdata *uud, char *dbuf,
@@ -142,18 +140,23 @@ static int rcvudata(int fd, struct t_unitdata *uud, char *dbuf,
 	struct xti_dec_udata u;
 	struct xti_ep *ep;
 	struct xti_rd r;
-	bool cont;
+	bool cont, held;
 	int rv = -1, fl = 0;
 
-	ep = xti_begin(fd, NEED_CLTS, EV_RCVUDATA, -1);
+	ep = xti_begin_rd(fd, NEED_CLTS, EV_RCVUDATA);
 	if (ep == NULL)
 		return -1;
+	/* a held message (a T_UDERROR_IND) means TLOOK */
+	held = ep->ep_held != NULL;
+	pthread_mutex_unlock(&ep->ep_lock);
 	if (xti_uin(&ud, uud, sizeof(ud)) != 0 ||
 	    xti_uout(flagsp, &fl, sizeof(fl)) != 0) {
+		xti_rd_quit(ep);
 		xti_put(ep);
 		return xti_syserr(EFAULT);
 	}
-	if (uderr_held(ep)) {
+	if (held) {
+		xti_rd_quit(ep);
 		xti_put(ep);
 		return xti_err(TLOOK);
 	}
@@ -165,13 +168,12 @@ static int rcvudata(int fd, struct t_unitdata *uud, char *dbuf,
 		dmax = INT_MAX;
 	xti_rd_init(&r, dbuf, (int)dmax);
 	r.ev = EV_RCVUDATA;
+	r.entered = true;		/* taken by xti_begin_rd */
 	if (xti_read(ep, &r) != 0)
 		goto out;
 	memset(&u, 0, sizeof(u));
 	u.addr.p = u.opt.p = r.cbuf;
-	pthread_mutex_lock(&ep->ep_lock);
-	cont = (ep->ep_flags & EPF_UCONT) != 0;
-	pthread_mutex_unlock(&ep->ep_lock);
+	cont = __atomic_load_n(&ep->ep_ucont, __ATOMIC_RELAXED);
 	if (r.prim == T_UDERROR_IND) {
 		xti_hold(ep, &r);
 		goto out;
@@ -195,18 +197,12 @@ static int rcvudata(int fd, struct t_unitdata *uud, char *dbuf,
 	    xti_nb_fits(&ud.opt, u.opt.len) != 0) {
 		if (r.more)
 			xti_read_rest(ep, &r);	/* dropped */
-		pthread_mutex_lock(&ep->ep_lock);
-		ep->ep_flags &= ~EPF_UCONT;
-		pthread_mutex_unlock(&ep->ep_lock);
+		__atomic_store_n(&ep->ep_ucont, false, __ATOMIC_RELAXED);
 		xti_err(TBUFOVFLW);
 		goto out;
 	}
-	pthread_mutex_lock(&ep->ep_lock);
-	if (r.more)
-		ep->ep_flags |= EPF_UCONT;
-	else
-		ep->ep_flags &= ~EPF_UCONT;
-	pthread_mutex_unlock(&ep->ep_lock);
+	if (r.more != cont)
+		__atomic_store_n(&ep->ep_ucont, r.more, __ATOMIC_RELAXED);
 	fl = r.more ? T_MORE : 0;
 	*dlen = r.dlen > 0 ? r.dlen : 0;
 	if (xti_nb_put(&uud->addr, &ud.addr, u.addr.p, u.addr.len) != 0 ||
