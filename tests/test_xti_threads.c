@@ -4,7 +4,10 @@
  * T_OK_ACK off the stream and hands it to the waiting t_snddis(), which
  * completes (T_IDLE), and the reader gives up with TOUTSTATE instead of
  * sleeping on a connection that is gone; meanwhile t_getstate() says
- * TSTATECHNG.  A writer and a reader on one
+ * TSTATECHNG.  Readers that come and go (non-blocking t_rcv, leaving
+ * the stream without ep_lock) while t_snddis waits for its ack: the
+ * ack is taken by one side or the other and the wait always ends.  A
+ * writer and a reader on one
  * endpoint at once, through an echoing provider, lose and reorder
  * nothing.  Many threads making endpoints (_xti_attach), using and
  * closing them (t_close or close()) while descriptor numbers are reused:
@@ -48,9 +51,7 @@ static void test_ack_handover(void)
 	struct xti_ep *ep = xti_get(f->xfd);
 	REQUIRE(ep != NULL);
 	for (int i = 0; i < 5000; i++) {
-		pthread_mutex_lock(&ep->ep_lock);
-		int in = ep->ep_rd_active;
-		pthread_mutex_unlock(&ep->ep_lock);
+		int in = __atomic_load_n(&ep->ep_rd_active, __ATOMIC_SEQ_CST);
 		if (in == 1)
 			break;
 		pause_ms(1);
@@ -115,6 +116,78 @@ static void test_statechng(void)
 	CHECK_EQ(d.r, 0);
 	CHECK_STATE(f->xfd, T_IDLE);
 	ferry_free(f);
+}
+
+/* A reader that tries t_rcv for ms milliseconds on a non-blocking
+ * endpoint where no data comes. */
+struct spinner {
+	int fd;
+	int ms;
+	int bad;
+	int started;
+	pthread_t th;
+};
+
+static double spin_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void *spin_main(void *arg)
+{
+	struct spinner *s = arg;
+	double end = spin_now_ms() + s->ms;
+	char buf[8];
+	int flags;
+
+	for (int i = 0; spin_now_ms() < end; i++) {
+		if (i == 1)
+			__atomic_store_n(&s->started, 1, __ATOMIC_RELEASE);
+		if (t_rcv(s->fd, buf, sizeof(buf), &flags) >= 0) {
+			s->bad++;
+			break;
+		}
+		if (t_errno == TOUTSTATE)
+			break;
+		if (t_errno != TNODATA) {
+			s->bad++;
+			break;
+		}
+	}
+	__atomic_store_n(&s->started, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* t_snddis's ack waiter, finding a reader in, sleeps until the reader
+ * leaves; the ack comes after the reader has stopped, so only the
+ * reader's leaving wakes the waiter (a lost wake-up hangs here). */
+static void test_quick_readers(void)
+{
+	for (int i = 0; i < 20; i++) {
+		struct ferry *f = ferry_ep(T_COTS, TS_DATA_XFER);
+		struct spinner sp = { f->xfd, 20, 0, 0, 0 };
+		struct fstep s;
+
+		CHECK_RET(set_nonblock(f->xfd, true), 0);
+		fstep_init(&s);
+		s.line = __LINE__;
+		fm_discon_req(&s.want, -1);
+		fm_ok_ack(&s.rep[s.nrep++], T_DISCON_REQ);
+		s.delay_ms = 50;		/* after the reader stops */
+		ferry_push(f, &s);
+		REQUIRE(pthread_create(&sp.th, NULL, spin_main, &sp) == 0);
+		while (!__atomic_load_n(&sp.started, __ATOMIC_ACQUIRE))
+			sched_yield();
+		CHECK_RET(t_snddis(f->xfd, NULL), 0);
+		pthread_join(sp.th, NULL);
+		ferry_sync(f);
+		CHECK_STATE(f->xfd, T_IDLE);
+		CHECK_EQ(sp.bad, 0);
+		ferry_free(f);
+	}
 }
 
 #define NMSG	2000
@@ -240,6 +313,7 @@ int main(void)
 {
 	test_ack_handover();
 	test_statechng();
+	test_quick_readers();
 	test_full_duplex();
 	test_churn();
 	T_DONE();
