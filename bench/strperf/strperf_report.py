@@ -1004,6 +1004,15 @@ def verdict(aggs, tests, meta, paper_summ):
                            "cores, the same trick gives %.0f%%." %
                            (ps["min"], ps["max"], ps["median"],
                             meta["machine"].get("cores", "?"), lo))
+    if (meta.get("placement", "free") == "free" and
+            any(t["test"].endswith("_RR") for t in tests) and
+            (meta["machine"].get("cores_usable") or
+             meta["machine"].get("cores") or 1) > 1):
+        out.append("The round-trip tests ran with sender and receiver "
+                   "wherever Linux put them; on a multi-core machine "
+                   "their rates change several-fold with whether the two "
+                   "share a CPU. --placement same (or split) holds that "
+                   "fixed.")
     if meta.get("repeat", 1) < 2:
         out.append("Each point was measured once. On a shared machine "
                    "differences of 10-20%% between single runs can be noise "
