@@ -89,16 +89,16 @@ bench-strperf: build
 	bench/strperf/strperf --out report $(STRPERF_OPTS)
 
 # the papers' settings exactly (sizes 1..16384 by 2, 10 s per point,
-# buffers 131071; about 50 minutes) into ./report-paper
+# buffers 131071; about 50 minutes) into ./report/paper
 bench-paper: build
 	@tools/deps.sh bench
-	bench/strperf/strperf --paper --out report-paper $(STRPERF_OPTS)
+	bench/strperf/strperf --paper --out report/paper $(STRPERF_OPTS)
 
 # message sizes stepped finely around the MTU boundaries, UDP_STREAM and
-# TCP_STREAM (about 13 minutes) into ./report-sweep
+# TCP_STREAM (about 13 minutes) into ./report/sweep
 bench-sweep: build
 	@tools/deps.sh bench
-	bench/strperf/strperf --sweep-mtu --out report-sweep $(STRPERF_OPTS)
+	bench/strperf/strperf --sweep-mtu --out report/sweep $(STRPERF_OPTS)
 
 install:
 	@tools/deps.sh build
