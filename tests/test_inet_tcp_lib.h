@@ -15,14 +15,6 @@
 #include <sys/socket.h>
 #include <xti_inet.h>
 
-/* inet.c names inet_tcp_ops with a weak reference, which does not pull
- * inet_tcp.o out of the static libstreams.a these tests link: a strong
- * reference does (without it /dev/tcp is not registered). */
-struct inet_ops;
-extern const struct inet_ops inet_tcp_ops;
-static const void *const inet_tcp_linked __attribute__((used)) =
-	&inet_tcp_ops;
-
 struct cfg {
 	const char *dev;
 	int family;
