@@ -8,7 +8,10 @@
  * fourth waiting in the kernel until one is answered, TINDOUT, TBADSEQ,
  * a refusal (the caller, already connected by the kernel's handshake,
  * sees a reset); a connection to a closed port refused (T_DISCONNECT,
- * ECONNREFUSED) and the endpoint connecting again afterwards; bad input:
+ * ECONNREFUSED) and the endpoint connecting again afterwards; a listener
+ * closed with indications pending (the callers see a reset); an attempt
+ * withdrawn in T_OUTCON; an endpoint accepted onto while unbound calling
+ * out after its connection ended; bad input:
  * wrong address length or family (TBADADDR), a port in use (TADDRBUSY),
  * t_snd when not connected (TOUTSTATE), connect data (TBADDATA).
  */
@@ -251,6 +254,125 @@ static void test_refused(void)
 	CHECK_RET(t_close(lfd), 0);
 }
 
+/* a listener closed with indications pending: the callers (connected by
+ * the kernel) see a reset */
+static void test_close_pending(void)
+{
+	struct sa a;
+	struct t_discon d;
+	int lfd, cli[2], seq = -1, i;
+
+	lfd = xt_listener(2, &a);
+	REQUIRE(lfd >= 0);
+	for (i = 0; i < 2; i++) {
+		cli[i] = xt_open();
+		REQUIRE(cli[i] >= 0);
+		CHECK_RET(xt_bind_lo(cli[i], 0, 0, NULL), 0);
+		CHECK_RET(xt_call(cli[i], &a), 0);
+		CHECK_RET(xt_connected(cli[i]), 0);
+	}
+	CHECK_RET(xt_listen(lfd, &seq, NULL), 0);
+	CHECK_RET(t_close(lfd), 0);
+	for (i = 0; i < 2; i++) {
+		CHECK_EQ(xt_wait_event(cli[i], T_DISCONNECT, 3000),
+			 T_DISCONNECT);
+		memset(&d, 0, sizeof(d));
+		CHECK_RET(t_rcvdis(cli[i], &d), 0);
+		CHECK_EQ(d.reason, ECONNRESET);
+		CHECK_RET(t_close(cli[i]), 0);
+	}
+}
+
+/* a connection attempt withdrawn (t_snddis in T_OUTCON): the server's
+ * kernel backlog is full, so the handshake cannot complete */
+static void test_withdraw(void)
+{
+	struct sa a = sa_lo(cur->family, 0), b;
+	socklen_t al = a.len;
+	struct t_call c;
+	int ls, fill[4], cli, lfd, seq = -1, i, nfill = 0;
+	char buf[4];
+
+	ls = socket(cur->family, SOCK_STREAM, 0);
+	REQUIRE(ls >= 0);
+	REQUIRE(bind(ls, &a.u.sa, a.len) == 0);
+	REQUIRE(getsockname(ls, &a.u.sa, &al) == 0);
+	REQUIRE(listen(ls, 0) == 0);
+	/* fill the accept queue (backlog 0 takes one) */
+	for (i = 0; i < 4; i++) {
+		fill[i] = socket(cur->family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		REQUIRE(fill[i] >= 0);
+		(void)connect(fill[i], &a.u.sa, a.len);
+		nfill++;
+	}
+	pause_ms(50);
+	cli = xt_open();
+	REQUIRE(cli >= 0);
+	CHECK_RET(xt_bind_lo(cli, 0, 0, NULL), 0);
+	CHECK_RET(xt_call(cli, &a), 0);
+	pause_ms(50);
+	CHECK_STATE(cli, T_OUTCON);
+	CHECK_RET(t_look(cli), 0);
+	CHECK_RET(t_snddis(cli, NULL), 0);
+	CHECK_STATE(cli, T_IDLE);
+	for (i = 0; i < nfill; i++)
+		close(fill[i]);
+	close(ls);
+	/* the endpoint calls somewhere else */
+	lfd = xt_listener(1, &b);
+	REQUIRE(lfd >= 0);
+	memset(&c, 0, sizeof(c));
+	c.addr.buf = (char *)&b.u;
+	c.addr.len = b.len;
+	CHECK_RET(t_connect(cli, &c, NULL), 0);
+	CHECK_RET(xt_listen(lfd, &seq, NULL), 0);
+	CHECK_RET(xt_accept(lfd, lfd, seq), 0);
+	CHECK_RET(t_snd(cli, "w", 1, 0), 1);
+	CHECK_RET(xt_rcv_all(lfd, buf, 1), 0);
+	CHECK_RET(t_close(cli), 0);
+	CHECK_RET(t_close(lfd), 0);
+}
+
+/* an endpoint accepted onto while unbound (it shares its listener's
+ * port) connects out again after its connection ended */
+static void test_acceptor_reuse(void)
+{
+	struct sa a, b;
+	struct t_call c;
+	struct t_discon d;
+	char buf[4];
+	int lfd, l2, cli, acc, seq = -1;
+
+	lfd = xt_listener(1, &a);
+	l2 = xt_listener(1, &b);
+	cli = xt_open();
+	acc = xt_open();
+	REQUIRE(lfd >= 0 && l2 >= 0 && cli >= 0 && acc >= 0);
+	CHECK_RET(xt_bind_lo(cli, 0, 0, NULL), 0);
+	CHECK_RET(xt_call(cli, &a), 0);
+	CHECK_RET(xt_listen(lfd, &seq, NULL), 0);
+	CHECK_RET(xt_accept(lfd, acc, seq), 0);
+	CHECK_RET(xt_connected(cli), 0);
+	CHECK_RET(t_snddis(cli, NULL), 0);
+	CHECK_EQ(xt_wait_event(acc, T_DISCONNECT, 3000), T_DISCONNECT);
+	memset(&d, 0, sizeof(d));
+	CHECK_RET(t_rcvdis(acc, &d), 0);
+	CHECK_STATE(acc, T_IDLE);
+	memset(&c, 0, sizeof(c));
+	c.addr.buf = (char *)&b.u;
+	c.addr.len = b.len;
+	CHECK_RET(t_connect(acc, &c, NULL), 0);
+	CHECK_RET(xt_listen(l2, &seq, NULL), 0);
+	CHECK_RET(xt_accept(l2, l2, seq), 0);
+	CHECK_RET(t_snd(acc, "r", 1, 0), 1);
+	CHECK_RET(xt_rcv_all(l2, buf, 1), 0);
+	CHECK_EQ(buf[0], 'r');
+	CHECK_RET(t_close(acc), 0);
+	CHECK_RET(t_close(cli), 0);
+	CHECK_RET(t_close(l2), 0);
+	CHECK_RET(t_close(lfd), 0);
+}
+
 static void test_bad_input(void)
 {
 	struct sa a = sa_lo(cur->family, 0), used;
@@ -324,6 +446,9 @@ int main(void)
 		test_accept_other();
 		test_qlen3();
 		test_refused();
+		test_close_pending();
+		test_withdraw();
+		test_acceptor_reuse();
 		test_bad_input();
 	});
 	T_DONE();
