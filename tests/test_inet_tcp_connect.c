@@ -164,8 +164,21 @@ static void test_qlen3(void)
 	/* the listener cannot take one while others are pending */
 	CHECK_TERR(xt_accept(lfd, lfd, seq[0]), TINDOUT);
 	CHECK_TERR(xt_accept(lfd, acc[0], 123456), TBADSEQ);
+	/* acceptors that cannot be: another provider's endpoint, a
+	 * listener, a connected endpoint */
+	int udp = t_open(strcmp(cur->dev, "/dev/tcp") == 0 ? "/dev/udp"
+							  : "/dev/inet/udp",
+			 O_RDWR, NULL);
+	REQUIRE(udp >= 0);
+	CHECK_TERR(xt_accept(lfd, udp, seq[0]), TPROVMISMATCH);
+	CHECK_RET(t_close(udp), 0);
+	int l2 = xt_listener(1, NULL);
+	REQUIRE(l2 >= 0);
+	CHECK_TERR(xt_accept(lfd, l2, seq[0]), TRESQLEN);
+	CHECK_RET(t_close(l2), 0);
 	/* accept the first: room for the fourth */
 	CHECK_RET(xt_accept(lfd, acc[0], seq[0]), 0);
+	CHECK_TERR(xt_accept(lfd, acc[0], seq[2]), TOUTSTATE);
 	CHECK_RET(xt_listen(lfd, &seq[3], NULL), 0);
 	CHECK_STATE(lfd, T_INCON);
 	/* refuse the second: its caller (connected by the kernel
