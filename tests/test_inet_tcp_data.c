@@ -8,7 +8,8 @@
  * T_DISCONNECT, ECONNRESET); an endpoint connecting again after its
  * connection ended; interoperation with plain sockets: a socket client
  * against an XTI server and an XTI client against a socket server, data
- * and release both ways.
+ * and release both ways; options with the connect request, and
+ * TCP_NODELAY negotiated on a connection and read back.
  */
 #include "test_inet_tcp_lib.h"
 
@@ -277,6 +278,57 @@ static void test_socket_server(void)
 	close(ls);
 }
 
+/* options with the connect request are taken; TCP_NODELAY negotiated on
+ * the connection is in effect */
+static void test_connect_opts(void)
+{
+	struct {
+		struct t_opthdr h;
+		t_uscalar_t v;
+	} o = { { sizeof(o), INET_TCP, T_TCP_NODELAY, 0 }, T_YES }, back;
+	struct t_optmgmt req, ret;
+	struct t_call c;
+	struct sa a;
+	char buf[4];
+	int lfd, cli, seq = -1;
+
+	lfd = xt_listener(1, &a);
+	cli = xt_open();
+	REQUIRE(lfd >= 0 && cli >= 0);
+	CHECK_RET(xt_bind_lo(cli, 0, 0, NULL), 0);
+	memset(&c, 0, sizeof(c));
+	c.addr.buf = (char *)&a.u;
+	c.addr.len = a.len;
+	c.opt.buf = (char *)&o;
+	c.opt.len = sizeof(o);
+	CHECK_RET(t_connect(cli, &c, NULL), 0);
+	CHECK_RET(xt_listen(lfd, &seq, NULL), 0);
+	CHECK_RET(xt_accept(lfd, lfd, seq), 0);
+	/* (whether an option in a T_CONN_REQ is applied is the options
+	 * table's business, TOPT_ASSOC; negotiated on the connection it
+	 * is in effect) */
+	memset(&back, 0, sizeof(back));
+	req.opt.buf = (char *)&o;
+	req.opt.len = sizeof(o);
+	req.flags = T_NEGOTIATE;
+	ret.opt.buf = (char *)&back;
+	ret.opt.maxlen = sizeof(back);
+	CHECK_RET(t_optmgmt(cli, &req, &ret), 0);
+	CHECK_EQ(ret.flags, T_SUCCESS);
+	memset(&back, 0, sizeof(back));
+	o.h.len = sizeof(o.h);
+	req.opt.len = sizeof(o.h);
+	req.flags = T_CURRENT;
+	CHECK_RET(t_optmgmt(cli, &req, &ret), 0);
+	CHECK_EQ(back.h.level, INET_TCP);
+	CHECK_EQ(back.h.name, T_TCP_NODELAY);
+	CHECK_EQ(back.v, T_YES);
+	CHECK_RET(t_snd(cli, "n", 1, 0), 1);
+	CHECK_RET(xt_rcv_all(lfd, buf, 1), 0);
+	CHECK_RET(t_close(cli), 0);
+	CHECK_RET(t_close(lfd), 0);
+}
+
 int main(void)
 {
 	FOR_EACH_CFG({
@@ -286,6 +338,7 @@ int main(void)
 		test_abortive();
 		test_socket_client();
 		test_socket_server();
+		test_connect_opts();
 	});
 	T_DONE();
 }
