@@ -72,7 +72,14 @@
  * and KEV_WAIT (a reader), POLLIN (the I/O thread) and the read service
  * procedure (back-enabled when the head drains, if somebody waits).  When
  * the socket is empty and somebody waits (inet_waited_for or KEV_WAIT)
- * POLLIN is armed.  recv() 0 is the peer's FIN: T_ORDREL_IND (TS_DATA_XFER
+ * POLLIN is armed.  A reader may also sleep in poll() on the socket
+ * itself (ke_direct) and pull what woke it.  A look (KEV_LOOK: I_NREAD,
+ * I_PEEK; libxti looks before every send) reads only when the socket is
+ * not known to be empty (rx_quiet: found empty, POLLIN armed, no report
+ * since).  Caveat of ke_direct: an unconnected TCP socket reports POLLHUP,
+ * and one whose end of file was taken stays readable, so a reader
+ * blocked on an endpoint in TS_UNBND, TS_IDLE or TS_WREQ_ORDREL (no XTI
+ * call blocks there) would wake again and again.  recv() 0 is the peer's FIN: T_ORDREL_IND (TS_DATA_XFER
  * -> TS_WREQ_ORDREL, TS_WIND_ORDREL -> TS_IDLE); an error (ECONNRESET, or
  * one a send met: werr) is T_DISCON_IND with the errno (EPIPE reported as
  * ECONNRESET), SEQ_number -1, TS_IDLE, our unsent data discarded.
