@@ -29,7 +29,9 @@
  *   receiver's T_ORDREL before t_close() (a t_close with data still in
  *   the provider's queues may discard it); the receiver sees T_ORDREL
  *   (or T_DISCONNECT) as its end of data and answers with its own
- *   t_sndrel (xt_release).
+ *   t_sndrel (xt_release).  Neither waits more than XT_REL_MS: a
+ *   provider that stops taking data leaves a note and a shortfall the
+ *   driver reports as an error, not a hang.
  *
  *   --bufsize is XTI_SNDBUF and XTI_RCVBUF (level XTI_GENERIC) with
  *   t_optmgmt(T_NEGOTIATE) on every endpoint before it binds (the
@@ -637,16 +639,34 @@ static void xt_release(struct sp_ep *ep)
 {
 	static char sink[65536];
 	struct pollfd pf = { .fd = ep->fd, .events = POLLIN | POLLPRI };
+	struct pollfd pw = { .fd = ep->fd, .events = POLLOUT };
 	struct timespec t0, t;
-	int st = t_getstate(ep->fd), flags, ms;
+	int st = t_getstate(ep->fd), flags, ms, fl;
 
-	if (st == T_INREL) {
-		t_sndrel(ep->fd);
-		return;
-	}
-	if (st == T_DATAXFER && t_sndrel(ep->fd) < 0)
-		return;
+	/* never block in a close: the release waits for room, but not
+	 * longer than XT_REL_MS */
+	fl = fcntl(ep->fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(ep->fd, F_SETFL, fl | O_NONBLOCK);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (st == T_INREL || st == T_DATAXFER) {
+		if (t_sndrel(ep->fd) == 0)
+			break;
+		if (t_errno != TFLOW)
+			return;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		ms = XT_REL_MS - (int)((t.tv_sec - t0.tv_sec) * 1000 +
+				       (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (ms <= 0) {
+			/* the data sent before it never left */
+			priv_of(ep)->rel_timeout = 2;
+			return;
+		}
+		pw.revents = 0;
+		poll(&pw, 1, ms < 50 ? ms : 50);
+	}
+	if (st == T_INREL)
+		return;
 	while (t_getstate(ep->fd) == T_OUTREL) {
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		ms = XT_REL_MS - (int)((t.tv_sec - t0.tv_sec) * 1000 +
@@ -695,9 +715,13 @@ static void xt_close(struct sp_ep *ep)
 	if (p && p->uderr)
 		snprintf(ep->info, sizeof(ep->info),
 			 "%lu T_UDERROR_IND taken", p->uderr);
-	if (p && p->rel_timeout)
+	if (p && p->rel_timeout == 1)
 		snprintf(ep->info, sizeof(ep->info), "no T_ORDREL from the "
 			 "peer within %d ms of t_sndrel; closed", XT_REL_MS);
+	if (p && p->rel_timeout == 2)
+		snprintf(ep->info, sizeof(ep->info), "t_sndrel found no room "
+			 "for %d ms: the provider stopped taking data "
+			 "(flow control never lifted); closed", XT_REL_MS);
 	free(p);
 	ep->priv = NULL;
 }

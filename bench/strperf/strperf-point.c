@@ -118,7 +118,8 @@ static double grace_s = SP_GRACE_S;	/* hard deadline: testtime + this */
 
 /* --fault, for the tests of the watchdog: a child misbehaves on purpose */
 enum { FAULT_NONE, FAULT_HANG_TX, FAULT_HANG_RX, FAULT_DIE_TX, FAULT_DIE_RX,
-       FAULT_MUTE_RX };	/* RR server answers once, then never again */
+       FAULT_MUTE_RX,	/* RR server answers once, then never again */
+       FAULT_STOP_RX };	/* stream receiver stops reading after one */
 static int fault;
 
 static void maybe_fault(int hang, int die)
@@ -601,6 +602,13 @@ static int receiver_run(struct sp_ep *ep, char *buf, struct sp_result *r)
 					r->shorts++;
 				__atomic_store_n(&rx_bytes_seen, r->bytes,
 						 __ATOMIC_RELAXED);
+				while (fault == FAULT_STOP_RX &&
+				       !__atomic_load_n(&rx_stop,
+							__ATOMIC_RELAXED)) {
+					struct timespec ts = { 0, 10000000L };
+
+					nanosleep(&ts, NULL);
+				}
 			} else if (n == 0) {
 				break;		/* end of data */
 			} else if (errno != EINTR) {
@@ -1068,6 +1076,9 @@ static int run_point(void)
 	{
 		char info[800] = "";
 		size_t l = 0;
+		int lost = point.test->mode == SP_MODE_STREAM &&
+			   point.impl->byte_stream && !res[0].drain_capped &&
+			   res[0].bytes < res[1].bytes;
 
 		if (res[0].drain_capped)
 			l += snprintf(info + l, sizeof(info) - l,
@@ -1101,6 +1112,16 @@ static int run_point(void)
 					      res[1].msgs);
 		if (l >= 2 && l < sizeof(info))
 			info[l - 2] = 0;
+		/* a byte stream that did not deliver what it took is broken:
+		 * no rate stands for it */
+		if (lost) {
+			snprintf(note, sizeof(note), "the byte stream delivered "
+				 "%llu of the %llu bytes sent%s%s",
+				 (unsigned long long)res[0].bytes,
+				 (unsigned long long)res[1].bytes,
+				 info[0] ? "; " : "", info);
+			goto out;
+		}
 		print_json("ok", info, &res[1], &res[0]);
 	}
 	rc = 0;
@@ -1224,7 +1245,8 @@ static void usage(FILE *f)
 "                    both processes are killed and the point is an error\n"
 "  --fault WHAT      for testing the watchdog: hang-tx, hang-rx, die-tx or\n"
 "                    die-rx makes that process hang or die after set-up;\n"
-"                    mute-rx: an RR server answers once, then no more\n"
+"                    mute-rx: an RR server answers once, then no more;\n"
+"                    stop-rx: a stream receiver reads once, then no more\n"
 "  --list            print the tests and implementations as JSON\n"
 "\n"
 "Exit status: 0 ok or skipped, 1 measurement error (JSON still printed),\n"
@@ -1335,9 +1357,12 @@ int main(int argc, char **argv)
 				fault = FAULT_DIE_RX;
 			else if (!strcmp(optarg, "mute-rx"))
 				fault = FAULT_MUTE_RX;
+			else if (!strcmp(optarg, "stop-rx"))
+				fault = FAULT_STOP_RX;
 			else
 				die_usage("--fault %s: want hang-tx, hang-rx, "
-					  "die-tx, die-rx or mute-rx", optarg);
+					  "die-tx, die-rx, mute-rx or stop-rx",
+					  optarg);
 			break;
 		case 'l':
 			list = 1;
