@@ -571,7 +571,9 @@ check:
 		if (!stop && now > deadline) {
 			w->failed = 1;
 			snprintf(w->why, sizeof(w->why),
-				 "receiver deadline passed without DONE");
+				 "receiver deadline passed without DONE: "
+				 "the sender is stuck (in a send or its "
+				 "close that never returns?)");
 			stop = 1;
 		}
 		if (stop) {
