@@ -4,7 +4,8 @@
  * byte stream: the bytes arrive in order); expedited data (TCP urgent
  * data: only the last byte of a T_EXPEDITED send is urgent, the bytes
  * before it arrive as normal data); orderly release started by either
- * side (t_sndrel / t_rcvrel); abortive release (t_snddis: the peer sees
+ * side (t_sndrel / t_rcvrel); t_close right after t_sndrel (the data and
+ * the release still arrive); abortive release (t_snddis: the peer sees
  * T_DISCONNECT, ECONNRESET); an endpoint connecting again after its
  * connection ended; interoperation with plain sockets: a socket client
  * against an XTI server and an XTI client against a socket server, data
@@ -126,6 +127,71 @@ static void test_orderly(void)
 	CHECK_RET(t_rcvrel(s), 0);
 	CHECK_STATE(s, T_IDLE);
 	CHECK_RET(t_close(c), 0);
+	CHECK_RET(t_close(s), 0);
+}
+
+struct drain {
+	int fd;
+	size_t got;
+	int bad, ordrel;
+	pthread_t th;
+};
+
+static void *drain_main(void *arg)
+{
+	struct drain *d = arg;
+	static __thread char buf[65536];
+	int flags;
+
+	for (;;) {
+		int r = t_rcv(d->fd, buf, sizeof(buf), &flags);
+
+		if (r < 0)
+			break;
+		for (int i = 0; i < r; i++)
+			if (buf[i] != (char)(((d->got + (size_t)i) & 0xfffff) % 251))
+				d->bad++;
+		d->got += (size_t)r;
+	}
+	d->ordrel = t_errno == TLOOK && t_look(d->fd) == T_ORDREL &&
+		    t_rcvrel(d->fd) == 0;
+	return NULL;
+}
+
+/* t_sndrel then t_close at once: what was sent still arrives, then the
+ * release (as a socket's close delivers what it was given) */
+static void test_close_after_release(void)
+{
+	static char big[1 << 20];
+	struct drain d;
+	int c, s;
+
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i % 251);
+	REQUIRE(xt_pair(&c, &s) == 0);
+	memset(&d, 0, sizeof(d));
+	d.fd = s;
+	REQUIRE(pthread_create(&d.th, NULL, drain_main, &d) == 0);
+	/* 8 MiB: more than the kernel's buffers hold at once */
+	for (int k = 0; k < 8; k++) {
+		size_t off = 0;
+
+		while (off < sizeof(big)) {
+			int r = t_snd(c, big + off, (unsigned)(sizeof(big) - off),
+				      0);
+
+			if (r <= 0)
+				break;
+			off += (size_t)r;
+		}
+		CHECK_EQ(off, sizeof(big));
+	}
+	CHECK_RET(t_sndrel(c), 0);
+	CHECK_RET(t_close(c), 0);
+	pthread_join(d.th, NULL);
+	CHECK_EQ(d.got, 8 * sizeof(big));
+	CHECK_EQ(d.bad, 0);
+	CHECK_EQ(d.ordrel, 1);
 	CHECK_RET(t_close(s), 0);
 }
 
@@ -335,6 +401,7 @@ int main(void)
 		test_more();
 		test_expedited();
 		test_orderly();
+		test_close_after_release();
 		test_abortive();
 		test_socket_client();
 		test_socket_server();

@@ -98,7 +98,10 @@
  * and replaces the socket (the old one's close sends a reset), discards
  * both directions' queued data, sends M_FLUSH (FLUSHRW) up and T_OK_ACK:
  * TS_IDLE.  Closing an endpoint with a connection or an attempt resets
- * it the same way; pending accepted sockets of a listener are reset.
+ * it the same way, unless it had released its side (T_ORDREL_REQ): then
+ * what it still had to send and the FIN go to the kernel first (waiting
+ * at most TCP_CLOSE_WAIT s), as a socket's close delivers them; pending
+ * accepted sockets of a listener are reset.
  *
  * Endpoint reuse.  TS_IDLE is bound: after a connection ends the
  * endpoint still holds its old socket ("stale": nothing reads or writes
@@ -141,6 +144,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/sockios.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -1531,6 +1535,54 @@ static int tcp_open(struct inet_ep *ep)
 	return 0;
 }
 
+#define TCP_CLOSE_WAIT	2	/* seconds a closing endpoint may wait to hand
+				   what it released to the kernel */
+
+/*
+ * Closing after an orderly release (T_ORDREL_REQ sent): what still waits
+ * on the write queue, and the FIN behind it, go to the kernel, which
+ * delivers them after close as it does for a socket.  Blocking sends,
+ * bounded by SO_SNDTIMEO; what does not fit in that time is dropped.
+ * Nothing else runs on the endpoint any more.
+ */
+static void close_drain(struct inet_ep *ep)
+{
+	struct tcp_pp *pp = PP(ep);
+	struct timeval tv = { TCP_CLOSE_WAIT, 0 };
+	int fd = sock(ep), fl = fcntl(fd, F_GETFL);
+	bool ok = true;
+	mblk_t *mp;
+
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (fl >= 0)
+		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	while ((mp = getq(ep->wq)) != NULL) {
+		int flags = MSG_NOSIGNAL | (is_oob(mp) ? MSG_OOB : 0);
+
+		for (mblk_t *b = is_oob(mp) ? mp->b_cont : mp;
+		     b != NULL && ok; b = b->b_cont)
+			while (ok && b->b_wptr > b->b_rptr) {
+				ssize_t r = send(fd, b->b_rptr,
+						 (size_t)(b->b_wptr - b->b_rptr),
+						 flags);
+
+				if (r > 0)
+					b->b_rptr += r;
+				else if (r < 0 && errno != EINTR)
+					ok = false;
+			}
+		INET_COUNT(ep, tx_calls, 1);
+		if (ok)
+			INET_COUNT(ep, tx_sent, 1);
+		else
+			INET_COUNT(ep, tx_drops, 1);
+		freemsg(mp);
+	}
+	if (ok && LOAD(pp->fin_pending))
+		(void)shutdown(fd, SHUT_WR);
+	STORE(pp->fin_pending, 0);
+}
+
 static void tcp_close(struct inet_ep *ep)
 {
 	struct tcp_pp *pp = PP(ep);
@@ -1543,7 +1595,10 @@ static void tcp_close(struct inet_ep *ep)
 	inet_lock(ep);
 	pend_close_all(ep);
 	STORE(pp->listening, 0);
-	if (connected_state(ep->state) || ep->state == TS_WCON_CREQ)
+	if (ep->state == TS_WIND_ORDREL || (ep->state == TS_IDLE &&
+					    LOAD(pp->fin_pending)))
+		close_drain(ep);	/* released: the data still goes */
+	else if (connected_state(ep->state) || ep->state == TS_WCON_CREQ)
 		set_linger0(sock(ep));	/* closing a connection aborts it */
 	inet_unlock(ep);
 	for (unsigned i = 0; i < TCP_RDBLK; i++)
