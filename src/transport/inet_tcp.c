@@ -800,6 +800,9 @@ static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 	}
 	if (ex) {
 		m = mp;			/* its M_PROTO block marks MSG_OOB */
+		/* in order with what was sent before it, as send(MSG_OOB)
+		 * is: not ahead in band 1 of the write queue */
+		m->b_band = 0;
 	} else if (prim < 0) {
 		m = mp;
 	} else {
