@@ -49,6 +49,12 @@ struct strstats {
 /* Sum the counters of every thread into *st. */
 int streams_stats(struct strstats *st);
 
+/* Is anything waiting at the stream head of fd for a reader (a message,
+ * or a hangup or error to report)?  1 or 0 without a system call; -1
+ * (EBADF) when fd is not a stream.  A hint: what the driver below has
+ * not sent up yet is not counted. */
+int streams_head_queued(int fd);
+
 /* Number of scheduler worker threads (default: one per CPU, or the
  * environment variable STREAMS_WORKERS).  0 means service procedures run
  * only on the way out of library calls and in streams_run(). */

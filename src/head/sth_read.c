@@ -433,6 +433,29 @@ int sth_rcache_count(struct sthead *sh)
 	return __atomic_load_n(&sh->sh_rcache_n, __ATOMIC_ACQUIRE);
 }
 
+/* <sys/strexec.h>: is anything at fd's stream head for a reader?  Two
+ * loads and no system call: libxti asks before every send whether an
+ * event may be waiting (I_PEEK only then). */
+int streams_head_queued(int fd)
+{
+	struct strthread *t = str_enter();
+	struct sth_file *f = sth_lookup(fd);
+	struct sthead *sh;
+	int r;
+
+	if (f == NULL) {
+		str_exit(t);
+		errno = EBADF;
+		return -1;
+	}
+	sh = f->f_sh;
+	r = __atomic_load_n(&sh->sh_sd.sd_rq->q_first, __ATOMIC_ACQUIRE) !=
+	    NULL || sth_rcache_count(sh) > 0 ||
+	    (sh_flags(sh) & (STRHUP | STRDERR | STPLEX | STRCLOSED)) != 0;
+	str_exit(t);
+	return r;
+}
+
 void sth_rcache_unload(struct sthead *sh)
 {
 	rcache_check(sh);

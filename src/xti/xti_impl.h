@@ -68,6 +68,7 @@
 #include <stdint.h>
 #include <sys/tihdr.h>
 #include <sys/timod.h>
+#include <sys/strexec.h>
 #include <xti.h>
 
 /* T_UNINIT: no endpoint (the library's own state 0) */
