@@ -724,8 +724,11 @@ static int inet_open(queue_t *q, dev_t *devp, int oflag, int sflag,
 	if (q->q_ptr != NULL)
 		return 0;		/* a reopen of the same endpoint */
 	pr = inet_proto_of(q);
-	if ((ep = calloc(1, sizeof(*ep))) == NULL)
+	/* aligned as its counters' cache lines are */
+	if ((ep = aligned_alloc(_Alignof(struct inet_ep),
+				sizeof(*ep))) == NULL)
 		return ENOMEM;
+	memset(ep, 0, sizeof(*ep));
 	ep->pr = pr;
 	ep->raw_proto = pr->ipproto;
 	if ((fd = new_socket(pr, AF_INET, pr->ipproto)) < 0) {

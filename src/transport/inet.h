@@ -104,16 +104,19 @@ struct inet_proto {
 	unsigned short id;		/* module id */
 };
 
-/* Counts of what moved (INET_IOC_STATS); updated atomically. */
+/* Counts of what moved (INET_IOC_STATS); updated atomically.  The
+ * sending and the receiving side each have cache lines of their own (a
+ * shared line made every count a cross-CPU miss). */
 struct inet_counts {
-	uint64_t tx_msgs;		/* messages accepted from above */
+	_Alignas(64) uint64_t tx_msgs;	/* messages accepted from above */
 	uint64_t tx_bytes;
 	uint64_t tx_sent;		/* messages the kernel took */
 	uint64_t tx_calls;		/* socket calls that sent */
 	uint64_t tx_drops;		/* messages dropped (errors) */
-	uint64_t rx_msgs;		/* messages sent up */
+	_Alignas(64) uint64_t rx_msgs;	/* messages sent up */
 	uint64_t rx_bytes;
 	uint64_t rx_calls;		/* socket calls that received */
+	char rx_pad[40];		/* nothing else on the line */
 };
 
 struct inet_ep {
@@ -149,7 +152,7 @@ struct inet_ep {
 	pthread_mutex_t rx_lock;
 	pthread_mutex_t tx_lock;
 
-	struct inet_counts cnt;		/* atomic */
+	struct inet_counts cnt;		/* atomic; own lines */
 	void *pp;			/* the protocol's own state */
 	struct inet_ep *tnext;		/* inet_lock: token list */
 };
