@@ -4,7 +4,8 @@
  * byte checked (a pattern computed from its offset, so a byte lost,
  * repeated or reordered is seen), in writes of varied sizes, while the
  * receiver reads in pieces of other sizes; 1 GiB when INET_BIG=1 is set;
- * the INET_IOC_STATS counts agree with what moved.  A non-blocking
+ * the INET_IOC_STATS counts agree with what moved.  Small messages
+ * saying T_MORE take fewer socket calls than messages on /dev/tcp.  A non-blocking
  * sender facing a receiver that stops reading gets TFLOW after a bounded
  * amount, and goes on once the receiver reads.  A peer that vanishes
  * (a plain socket closed with SO_LINGER 0) in the middle of a transfer:
@@ -134,6 +135,42 @@ static void test_transfer(uint64_t total)
 	CHECK_RET(t_close(c), 0);
 	CHECK_RET(t_close(s), 0);
 	free(buf);
+}
+
+/* many small messages saying T_MORE: /dev/tcp gathers them into fewer
+ * socket calls than messages; /dev/inet/tcp makes one call each */
+static void test_batching(void)
+{
+	enum { N = 2000 };
+	struct inet_stats st;
+	char buf[N * 8];
+	int c, s;
+
+	REQUIRE(xt_pair(&c, &s) == 0);
+	for (int i = 0; i < N; i++) {
+		char m[8];
+
+		memset(m, 'a' + i % 26, sizeof(m));
+		CHECK_RET(t_snd(c, m, sizeof(m), i < N - 1 ? T_MORE : 0),
+			  (int)sizeof(m));
+	}
+	CHECK_RET(xt_rcv_all(s, buf, sizeof(buf)), 0);
+	for (int i = 0; i < N; i++)
+		if (buf[i * 8] != 'a' + i % 26 || buf[i * 8 + 7] != 'a' + i % 26) {
+			CHECK_EQ(buf[i * 8], 'a' + i % 26);
+			break;
+		}
+	CHECK_RET(stats(c, &st), 0);
+	CHECK_EQ(st.tx_msgs, N);
+	CHECK_EQ(st.tx_sent, N);
+	if (strcmp(cur->dev, "/dev/tcp") == 0)
+		CHECK(st.tx_calls < st.tx_msgs);
+	else
+		CHECK(st.tx_calls >= st.tx_msgs);
+	fprintf(stderr, "   %d messages with T_MORE: %llu calls\n", N,
+		(unsigned long long)st.tx_calls);
+	CHECK_RET(t_close(c), 0);
+	CHECK_RET(t_close(s), 0);
 }
 
 /* the receiver stops reading: TFLOW, memory bounded */
@@ -294,6 +331,7 @@ int main(void)
 
 	FOR_EACH_CFG({
 		test_transfer(total);
+		test_batching();
 		test_tflow();
 		test_vanish();
 	});

@@ -38,6 +38,12 @@ static void test_more(void)
 			CHECK_EQ(got[i], i);
 			break;
 		}
+	/* a sequence that does not end (yet) is not held for ever */
+	long t0 = now_ms();
+	CHECK_RET(t_snd(c, "held", 4, T_MORE), 4);
+	CHECK_RET(xt_rcv_all(s, buf, 4), 0);
+	CHECK_MEM(buf, "held", 4);
+	CHECK(now_ms() - t0 < 1000);
 	CHECK_RET(t_close(c), 0);
 	CHECK_RET(t_close(s), 0);
 }

@@ -53,8 +53,11 @@
  *   putq) and flushed with one sendmsg() of up to TCP_BATCH messages /
  *   TCP_BATCH_BYTES: at once when that much is queued, else by the I/O
  *   thread, kicked by arming POLLOUT (a TCP socket with room is writable
- *   at once), so nothing waits longer than one kick.  TCP_NODELAY stays
- *   the kernel's business.
+ *   at once), so nothing waits longer than one kick.  A T_MORE sequence
+ *   is gathered without a kick and flushed by the writer when it ends
+ *   (the first message without T_MORE), or when a batch is full; a
+ *   timeout (TCP_MORE_TICKS) bounds how long a sequence that does not
+ *   end is held.  TCP_NODELAY stays the kernel's business.
  * Expedited data (T_EXDATA_REQ, T_OPTDATA_REQ with T_ODF_EX) is sent
  * with MSG_OOB, in order with normal data: TCP's urgent pointer marks
  * only the LAST byte of it as urgent; the bytes before it arrive as
@@ -169,6 +172,8 @@
 #define TCP_RDBLK	16		/* blocks per readv (fast) */
 #define TCP_IDLE_NS	10000		/* fast: a lone message goes at once
 					   after this much quiet */
+#define TCP_MORE_TICKS	1		/* fast: longest a T_MORE sequence is
+					   held (ticks of HZ) */
 #define TCP_PULL_MAX	64		/* reads per pass of the puller */
 #define TCP_SMALL	4096		/* a piece up to this is copied */
 
@@ -212,6 +217,11 @@ struct tcp_pp {
 	uint64_t last_rx;		/* atomic: rx_msgs at the last send */
 	bool stale;			/* ep->lock: the socket belongs to a
 					   connection that has ended */
+	bool more_held;			/* ep->lock: /dev/tcp gathers a T_MORE
+					   sequence */
+	bool closing;			/* ep->lock: no more timeouts */
+	toid_t tmo;			/* ep->lock: the timeout bounding how
+					   long a T_MORE sequence is held */
 	struct tcp_pend *pend;		/* ep->lock: pending indications */
 	unsigned npend;			/* ep->lock */
 	t_scalar_t next_seq;		/* ep->lock */
@@ -721,6 +731,22 @@ static void flush(struct inet_ep *ep)
 
 /* ---- data requests ---- */
 
+/* A T_MORE sequence held too long goes now (the callout thread). */
+static void more_timeout(void *arg)
+{
+	struct inet_ep *ep = arg;
+	struct tcp_pp *pp = PP(ep);
+
+	flush(ep);
+	inet_lock(ep);
+	pp->tmo = 0;		/* (only now: close waits for us by it) */
+	pp->more_held = false;
+	if (!pp->closing &&
+	    __atomic_load_n(&ep->wq->q_first, __ATOMIC_RELAXED) != NULL)
+		kick_out(ep);	/* what came during our flush */
+	inet_unlock(ep);
+}
+
 /*
  * /dev/tcp: is this message alone, so that it goes at once?  Not if it
  * says more follows; yes after a quiet spell (TCP_IDLE_NS), or when the
@@ -745,7 +771,8 @@ static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 	struct tcp_pp *pp = PP(ep);
 	const unsigned char *opt = NULL;
 	size_t dlen, optlen = 0;
-	bool ex = false, more = false, direct = false;
+	bool ex = false, more = false, direct = false, held = false;
+	bool seq_end = false;
 	mblk_t *m;
 
 	if (prim < 0) {
@@ -819,6 +846,17 @@ static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 			freemsg(m);
 		}
 		__atomic_add_fetch(&pp->nq, 1, __ATOMIC_RELAXED);
+		if (ep->pr->fast && more) {
+			/* gathered until the sequence ends, or the timeout */
+			pp->more_held = true;
+			if (pp->tmo == 0 && !pp->closing)
+				pp->tmo = timeout(more_timeout, ep,
+						  TCP_MORE_TICKS);
+			held = pp->tmo != 0;
+		} else if (pp->more_held) {
+			pp->more_held = false;
+			seq_end = true;
+		}
 	}
 	inet_unlock(ep);
 	if (direct) {
@@ -840,9 +878,9 @@ static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 	}
 	if (LOAD(pp->nq) >= TCP_BATCH ||
 	    __atomic_load_n(&ep->wq->q_count, __ATOMIC_RELAXED) >=
-		    TCP_BATCH_BYTES)
-		flush(ep);
-	else if (!LOAD(pp->wblocked))
+		    TCP_BATCH_BYTES || seq_end)
+		flush(ep);	/* a full batch, or a T_MORE sequence ends */
+	else if (!held && !LOAD(pp->wblocked))
 		kick_out(ep);	/* the I/O thread flushes soon */
 }
 
@@ -1589,12 +1627,20 @@ static void close_drain(struct inet_ep *ep)
 static void tcp_close(struct inet_ep *ep)
 {
 	struct tcp_pp *pp = PP(ep);
+	toid_t id;
 
 	if (pp == NULL)
 		return;
 	/* no more runs from the I/O thread (the common part's detach
-	 * after this is then a no-op) */
+	 * after this is then a no-op), no more T_MORE timeouts (untimeout
+	 * waits for one that runs) */
 	str_kev_detach(&ep->ke);
+	inet_lock(ep);
+	pp->closing = true;
+	id = pp->tmo;
+	inet_unlock(ep);
+	if (id != 0)
+		(void)untimeout(id);
 	inet_lock(ep);
 	pend_close_all(ep);
 	STORE(pp->listening, 0);
