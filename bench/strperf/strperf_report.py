@@ -867,6 +867,21 @@ def comparison_sentence(name, impl, base, rows):
     return "%s: %s: %s.%s" % (name, head, "; ".join(parts), tail)
 
 
+def why_sentence(name, fi, impl, fb, base):
+    """The delay model's reading of a difference: cost per message (the
+    fit's intercept) and per byte (its slope) of impl against base."""
+    if not fi or not fb:
+        return None
+    loose = [x for x, f in ((impl, fi), (base, fb)) if f["r2"] < 0.5]
+    return ("%s: why, by the delay model (seconds per message = per-message "
+            "cost + per-byte cost x size): a message costs %.3f us on %s "
+            "against %.3f us on %s, a byte %.4f ns against %.4f ns.%s" %
+            (name, fi["intercept"] * 1e6, impl, fb["intercept"] * 1e6, base,
+             fi["slope"] * 1e9, fb["slope"] * 1e9,
+             (" The fit is loose for %s (r^2 below 0.5): read it as a "
+              "rough guide." % " and ".join(loose)) if loose else ""))
+
+
 def comparison_table(aggs, t):
     """Per size, each STREAMS row against each comparator: header, rows."""
     pairs = [(i, b) for i in streams_impls(t) for b in comparators(t)]
@@ -944,6 +959,10 @@ def verdict(aggs, tests, meta, paper_summ):
             for b in comparators(t):
                 out.append(comparison_sentence(
                     name, i, b, compare_sizes(aggs, t, i, b)))
+                why = why_sentence(name, t["fits"].get(i), i,
+                                   t["fits"].get(b), b)
+                if why:
+                    out.append(why)
         for i, lo, hi, n in improvement_facts(aggs, t):
             if lo is None and hi is None:
                 if i not in streams_impls(t):

@@ -340,6 +340,10 @@ class TestPieces(unittest.TestCase):
         text = " ".join(rp.verdict(aggs, tests, meta, {}))
         self.assertIn("UDP_STREAM: YES, xti beat sockets at every measured "
                       "size: faster at 1, 64, 1024, 4096 B (by 50%)", text)
+        self.assertIn("UDP_STREAM: why, by the delay model", text)
+        self.assertRegex(text, r"a message costs [0-9.]+ us on xti against "
+                         r"[0-9.]+ us on sockets, a byte [-0-9.]+ ns "
+                         r"against [-0-9.]+ ns")
         pts, meta = dataset(streams_gain=-0.1)
         aggs, tests = rp.analyse(pts, meta)
         text = " ".join(rp.verdict(aggs, tests, meta, {}))
