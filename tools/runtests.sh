@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # tools/runtests.sh DIR... -- run the meson test suite of each build
-# directory, show failures, and end with one line: "test: N passed, N failed".
+# directory, show failures, and end with one line: "test: N passed, N failed,
+# N skipped" (a test skips, exit 77, when the machine cannot run it: no root
+# for network namespaces or raw sockets; its output says why).
 set -uo pipefail
-pass=0; fail=0
+pass=0; fail=0; skip=0
 for dir in "$@"; do
 	echo "== tests in $dir" >&2
 	meson test -C "$dir" --print-errorlogs --num-processes 2 >"$dir/meson-test.out" 2>&1
@@ -20,11 +22,12 @@ for dir in "$@"; do
 	if [ -f "$log" ]; then
 		p=$(grep -c '"result": "OK"' "$log" || true)
 		f=$(grep -c '"result": "\(FAIL\|TIMEOUT\|ERROR\|UNEXPECTEDPASS\)"' "$log" || true)
-		pass=$((pass + p)); fail=$((fail + f))
+		s=$(grep -c '"result": "SKIP"' "$log" || true)
+		pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
 		[ $rc -eq 0 ] || [ "$f" -gt 0 ] || fail=$((fail + 1))
 	else
 		fail=$((fail + 1))
 	fi
 done
-echo "test: $pass passed, $fail failed"
+echo "test: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
