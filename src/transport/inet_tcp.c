@@ -721,12 +721,16 @@ static void flush(struct inet_ep *ep)
 		STORE(pp->flush_again, 0);
 		blocked = flush_locked(ep, NULL);
 		strunlock(&pp->wlock);
-		if (blocked)
-			return;		/* POLLOUT comes back */
+		/* Blocked: POLLOUT comes back -- unless the I/O thread ran
+		 * for an earlier POLLOUT while we held wlock (its report was
+		 * in flight, so arming again was a no-op, and it cleared
+		 * wblocked and left us flush_again): then try once more,
+		 * which arms POLLOUT for real. */
 		if (!__atomic_exchange_n(&pp->flush_again, 0, __ATOMIC_ACQ_REL))
 			break;
 	}
-	after_flush(ep);
+	if (!blocked)
+		after_flush(ep);
 }
 
 /* ---- data requests ---- */
@@ -863,7 +867,8 @@ static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 		bool blocked = flush_locked(ep, m);
 
 		strunlock(&pp->wlock);
-		if (!blocked && LOAD(pp->flush_again))
+		/* (blocked or not: see flush()) */
+		if (LOAD(pp->flush_again))
 			flush(ep);
 		else if (!blocked)
 			after_flush(ep);
