@@ -514,11 +514,11 @@ static void flush(struct inet_ep *ep)
 			__atomic_store_n(&d->tx_last, now_ns(),
 					 __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&ep->tx_lock);
-		if (!room) {
-			/* wait for the kernel to make room */
+		/* No room: wait for POLLOUT.  If the I/O thread ran for an
+		 * earlier report meanwhile (arming was then a no-op) it left
+		 * flush_again: try once more, which arms for real. */
+		if (!room)
 			(void)str_kev_rearm(&ep->ke, POLLOUT);
-			return;
-		}
 	} while (__atomic_exchange_n(&d->flush_again, 0, __ATOMIC_ACQ_REL));
 }
 
