@@ -119,8 +119,12 @@ static bool wait_ready(int fd)
 
 /* ---- UDP ---- */
 
+/* runs of one size go as one GSO message; the 3000-byte pair is a run
+ * the kernel refuses over a 1500-byte MTU (EINVAL): sent one by one, and
+ * GSO kept for the smaller runs after it */
 static const unsigned udp_sizes[] = { 1, 1, 1, 1, 100, 100, 1472, 1472,
-				      1473, 3000, 0, 8000, 64, 64, 64, 64 };
+				      1473, 3000, 3000, 0, 8000, 64, 64, 64,
+				      64 };
 #define NUDP (sizeof(udp_sizes) / sizeof(udp_sizes[0]))
 
 /* In A: an XTI endpoint on port 7001: get one datagram from B, answer

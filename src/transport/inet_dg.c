@@ -122,7 +122,10 @@ struct dg {
 	int kicked;			/* atomic: a kick (timeout) is set */
 	toid_t kick_id;			/* that timeout; kick_lock */
 	pthread_mutex_t kick_lock;
-	int gso_off;			/* atomic: the kernel refused GSO */
+	size_t gso_max;			/* atomic: largest datagram GSO may
+					   carry (the kernel refused a run of
+					   larger ones: a path MTU below them,
+					   checksums off); 0 none */
 	int rx_ready;			/* atomic: the socket may have data
 					   (POLLIN came, or the last pull did
 					   not find it empty); clear: a
@@ -347,7 +350,7 @@ static int send_one(struct inet_ep *ep, mblk_t *mp)
 static bool gso_ok(struct inet_ep *ep, size_t size)
 {
 	return ep->pr->kind == IK_UDP && size > 0 &&
-	       !__atomic_load_n(&DG(ep)->gso_off, __ATOMIC_RELAXED);
+	       size <= __atomic_load_n(&DG(ep)->gso_max, __ATOMIC_RELAXED);
 }
 
 static bool same_dest(const mblk_t *a, const mblk_t *b)
@@ -465,8 +468,13 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 		if (count[sent] > 1 && (errno == EINVAL || errno == EIO ||
 					errno == EMSGSIZE)) {
 			/* GSO refused (a path MTU below the size, checksum
-			 * off...): this endpoint sends without it */
-			__atomic_store_n(&DG(ep)->gso_off, 1, __ATOMIC_RELAXED);
+			 * off...): not for this size or larger again */
+			size_t sz = sizes[first[sent]];
+
+			if (sz - 1 < __atomic_load_n(&DG(ep)->gso_max,
+						     __ATOMIC_RELAXED))
+				__atomic_store_n(&DG(ep)->gso_max, sz - 1,
+						 __ATOMIC_RELAXED);
 		}
 		/* the first message failed: send its datagrams one by one
 		 * (errors reported per datagram) and go on */
@@ -1084,6 +1092,7 @@ static int dg_open(struct inet_ep *ep)
 	if ((ep->pp = d = calloc(1, sizeof(struct dg))) == NULL)
 		return ENOMEM;
 	pthread_mutex_init(&d->kick_lock, NULL);
+	d->gso_max = SIZE_MAX;
 	if (ep->pr->fast)
 		noenable(ep->wq);	/* putq alone does not flush */
 	ep->ke.ke_direct = 1;		/* readers may sleep on the socket */
