@@ -738,7 +738,8 @@ static int kevfd(struct sthead *sh)
  * at the head again.  rlock held on entry and
  * on return (let go while sleeping).  The poll has a timeout as a
  * safety net: a driver may replace its descriptor (a socket made again
- * by a bind) while a reader sleeps on the old one.
+ * by a bind) while a reader sleeps on the old one.  -1: the socket's
+ * readiness moved nothing, wait the usual way (read_wait goes on).
  */
 static int read_wait_direct(struct rctx *c, struct strkev *ke, int efd)
 {
@@ -785,6 +786,14 @@ static int read_wait_direct(struct rctx *c, struct strkev *ke, int efd)
 	if (r > 0 && (p[0].revents & (POLLIN | POLLERR)))
 		sth_pull(sh, KEV_PULL | (p[0].revents & POLLERR));
 	strlock(&sh->sh_rlock);
+	/* The socket said "ready" (a hangup alone, as an unconnected TCP
+	 * socket says; or data the driver will not take now, as a
+	 * listener's pending connections beyond its queue) and nothing
+	 * came of it: poll would say so again at once.  Wait the other
+	 * way, for the driver's own wake-up. */
+	if (err == 0 && r > 0 && p[0].revents != 0 &&
+	    !(p[1].revents & POLLIN) && !readable(sh))
+		return -1;
 	return err;
 }
 
@@ -796,8 +805,9 @@ static int read_wait(struct rctx *c)
 
 	struct settle st = { sh, 0 };
 	ke = __atomic_load_n(&sh->sh_sd.sd_kev, __ATOMIC_ACQUIRE);
-	if (ke != NULL && ke->ke_direct && (efd = kevfd(sh)) >= 0)
-		return read_wait_direct(c, ke, efd);
+	if (ke != NULL && ke->ke_direct && (efd = kevfd(sh)) >= 0 &&
+	    (err = read_wait_direct(c, ke, efd)) >= 0)
+		return err;
 	sth_pull(sh, KEV_PULL);
 	if (readable(sh))
 		return 0;

@@ -120,7 +120,10 @@ struct dg {
 	int pull_again;			/* atomic: 1 pull, 2 pull and arm */
 	int flush_again;		/* atomic */
 	int kicked;			/* atomic: a kick (timeout) is set */
-	toid_t kick_id;			/* that timeout; kick_lock */
+	toid_t kick_id;			/* that timeout, pending or running
+					   (cleared when it has returned);
+					   kick_lock */
+	bool kick_closing;		/* no more kicks; kick_lock */
 	pthread_mutex_t kick_lock;
 	size_t gso_max;			/* atomic: largest datagram GSO may
 					   carry (the kernel refused a run of
@@ -539,12 +542,20 @@ static void kick_fire(void *arg)
 	struct inet_ep *ep = arg;
 	struct dg *d = DG(ep);
 
-	pthread_mutex_lock(&d->kick_lock);
-	d->kick_id = 0;
-	pthread_mutex_unlock(&d->kick_lock);
 	__atomic_store_n(&d->kicked, 0, __ATOMIC_RELEASE);
 	if (!q_empty(ep->wq))
 		flush(ep);
+	/* kick_id stays set while we run: a close waits for us
+	 * (quntimeout).  A datagram queued meanwhile found a kick set and
+	 * set none: kick again for it. */
+	pthread_mutex_lock(&d->kick_lock);
+	d->kick_id = 0;
+	if (!d->kick_closing && !q_empty(ep->wq)) {
+		d->kick_id = qtimeout(ep->wq, (void (*)())kick_fire, ep, 1);
+		__atomic_store_n(&d->kicked, d->kick_id != 0,
+				 __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&d->kick_lock);
 }
 
 static void kick(struct inet_ep *ep)
@@ -552,6 +563,10 @@ static void kick(struct inet_ep *ep)
 	struct dg *d = DG(ep);
 
 	pthread_mutex_lock(&d->kick_lock);
+	if (d->kick_closing) {
+		pthread_mutex_unlock(&d->kick_lock);
+		return;
+	}
 	if (d->kick_id == 0)
 		d->kick_id = qtimeout(ep->wq, (void (*)())kick_fire, ep, 1);
 	if (d->kick_id == 0)		/* no memory: flush now */
@@ -1123,8 +1138,8 @@ static void dg_close(struct inet_ep *ep)
 	if (d == NULL)
 		return;
 	pthread_mutex_lock(&d->kick_lock);
+	d->kick_closing = true;
 	toid_t id = d->kick_id;
-	d->kick_id = 0;
 	pthread_mutex_unlock(&d->kick_lock);
 	if (id != 0)
 		(void)quntimeout(ep->wq, id);	/* waits if it runs */

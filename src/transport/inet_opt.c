@@ -62,11 +62,13 @@ static const struct topt_def raw_defs[] = {
 static const struct topt_def tcp_defs[] = {
 	TOPT_GENERIC_DEFS(INET_BUFDEF),
 	IP_DEFS(0),
-	{ INET_TCP, T_TCP_NODELAY, TOPT_NONAME, TOPT_BOOL, 0, 0, T_NO, 0, 0 },
-	{ INET_TCP, T_TCP_MAXSEG, TOPT_NONAME, TOPT_SCALAR, TOPT_CLAMP, 0,
-	  536, 88, 65535 },
-	{ INET_TCP, T_TCP_KEEPALIVE, TOPT_NONAME, TOPT_KPALIVE, 0, 0, T_NO,
-	  1, 32767 },
+	/* also taken with T_CONN_REQ/T_CONN_RES (the connection's own) */
+	{ INET_TCP, T_TCP_NODELAY, TOPT_NONAME, TOPT_BOOL, TOPT_ASSOC, 0, T_NO,
+	  0, 0 },
+	{ INET_TCP, T_TCP_MAXSEG, TOPT_NONAME, TOPT_SCALAR,
+	  TOPT_CLAMP | TOPT_ASSOC, 0, 536, 88, 65535 },
+	{ INET_TCP, T_TCP_KEEPALIVE, TOPT_NONAME, TOPT_KPALIVE, TOPT_ASSOC, 0,
+	  T_NO, 1, 32767 },
 };
 
 static int opt_get(void *ep, const struct topt_def *d, union topt_val *v);
