@@ -25,6 +25,16 @@
  * take messages with getq, so SVR4 flow control and back-enabling of the
  * queue below happen as the reader drains.
  *
+ * Drivers over a kernel descriptor (a socket, another process's ring:
+ * sd_kev, kev.c).  A reader that finds nothing asks the driver to pull
+ * what the kernel already has (KEV_PULL; also before a non-blocking read
+ * says EAGAIN), and before it sleeps to arrange a wake-up (KEV_WAIT); a
+ * look that is not a read (I_PEEK, I_NREAD) says KEV_LOOK, which a
+ * driver may answer without a system call.  When the driver allows it
+ * (ke_direct) a reader sleeps in poll() on the driver's descriptor and
+ * the head's eventfd instead of its futex, and pulls what woke it itself:
+ * one wake-up per arrival, as for a socket reader (read_wait_direct).
+ *
  * Writing (sth_write.c).  write/putmsg check canputnext() on the head
  * write queue, build messages and putnext() them.  A writer that finds the
  * stream full sleeps until the head write queue's service procedure, run
