@@ -187,44 +187,6 @@ struct inet_ep *inet_acceptor(const struct inet_proto *pr, t_uscalar_t id,
 	return NULL;
 }
 
-/* ---- answers ---- */
-
-void inet_up(struct inet_ep *ep, mblk_t *mp)
-{
-	if (!putq(ep->rq, mp))
-		freemsg(mp);
-}
-
-void inet_ok_ack(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
-{
-	mblk_t *bp = tpi_reuse(mp, sizeof(struct T_ok_ack), M_PCPROTO);
-	struct T_ok_ack a = { T_OK_ACK, prim };
-
-	if (bp == NULL) {
-		tpi_fatal(ep->wq, mp, ENOMEM);
-		return;
-	}
-	memcpy(bp->b_rptr, &a, sizeof(a));
-	bp->b_wptr = bp->b_rptr + sizeof(a);
-	inet_up(ep, bp);
-}
-
-void inet_error_ack(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim,
-		    int tli, int unixerr)
-{
-	mblk_t *bp = tpi_reuse(mp, sizeof(struct T_error_ack), M_PCPROTO);
-	struct T_error_ack e = { T_ERROR_ACK, prim, tli,
-				 tli == TSYSERR ? unixerr : 0 };
-
-	if (bp == NULL) {
-		tpi_fatal(ep->wq, mp, ENOMEM);
-		return;
-	}
-	memcpy(bp->b_rptr, &e, sizeof(e));
-	bp->b_wptr = bp->b_rptr + sizeof(e);
-	inet_up(ep, bp);
-}
-
 int inet_assoc_opts(struct inet_ep *ep, const unsigned char *opt,
 		    size_t len)
 {
@@ -275,10 +237,7 @@ static void info_req(struct inet_ep *ep, mblk_t *mp)
 
 static void addr_req(struct inet_ep *ep, mblk_t *mp)
 {
-	mblk_t *bp = tpi_proto(sizeof(struct T_addr_ack) +
-			       2 * INET_ADDR_SIZE + 8, M_PCPROTO);
-	struct T_addr_ack a = { T_ADDR_ACK, 0, 0, 0, 0 };
-	size_t off = sizeof(a);
+	mblk_t *bp = tpi_proto(TPI_ADDR_ACK_SIZE(INET_ADDR_SIZE), M_PCPROTO);
 
 	if (bp == NULL) {
 		tpi_fatal(ep->wq, mp, ENOMEM);
@@ -286,57 +245,42 @@ static void addr_req(struct inet_ep *ep, mblk_t *mp)
 	}
 	freemsg(mp);
 	inet_lock(ep);
-	if (ep->state != TS_UNBND && ep->laddrlen > 0) {
-		a.LOCADDR_length = (t_scalar_t)ep->laddrlen;
-		a.LOCADDR_offset = tpi_put_bytes(bp, &off, &ep->laddr,
-						 ep->laddrlen);
-	}
-	if (ep->raddrlen > 0) {
-		a.REMADDR_length = (t_scalar_t)ep->raddrlen;
-		a.REMADDR_offset = tpi_put_bytes(bp, &off, &ep->raddr,
-						 ep->raddrlen);
-	}
+	tpi_addr_ack_fill(bp, &ep->laddr,
+			  ep->state != TS_UNBND ? ep->laddrlen : 0,
+			  &ep->raddr, ep->raddrlen);
 	inet_unlock(ep);
-	memcpy(bp->b_rptr, &a, sizeof(a));
-	bp->b_wptr = bp->b_rptr + off;
 	inet_up(ep, bp);
 }
 
 static void capability_req(struct inet_ep *ep, mblk_t *mp)
 {
-	struct T_capability_req r;
-	struct T_capability_ack ca;
-	unsigned char type = mp->b_datap->db_type;
 	t_uscalar_t can = TC1_INFO;
+	struct T_info_ack ia;
 	mblk_t *bp;
 
-	memcpy(&r, mp->b_rptr, sizeof(r));
 	if (ep->pr->serv_type != T_CLTS)
 		can |= TC1_ACCEPTOR_ID;
-	if ((bp = tpi_reuse(mp, sizeof(ca), type)) == NULL) {
+	inet_lock(ep);
+	fill_info(ep, &ia);
+	inet_unlock(ep);
+	if ((bp = tpi_capability_ack(mp, can, &ia, ep->token)) == NULL) {
 		tpi_fatal(ep->wq, mp, ENOMEM);
 		return;
 	}
-	memset(&ca, 0, sizeof(ca));
-	ca.PRIM_type = T_CAPABILITY_ACK;
-	ca.CAP_bits1 = r.CAP_bits1 & can;
-	inet_lock(ep);
-	if (ca.CAP_bits1 & TC1_INFO)
-		fill_info(ep, &ca.INFO_ack);
-	inet_unlock(ep);
-	if (ca.CAP_bits1 & TC1_ACCEPTOR_ID)
-		ca.ACCEPTOR_id = ep->token;
-	memcpy(bp->b_rptr, &ca, sizeof(ca));
 	inet_up(ep, bp);
 }
 
 /* The protocol a /dev/rawip bind asks for (see the top). */
-static int raw_proto_of(const struct sockaddr_storage *ss)
+in_port_t *inet_port(struct sockaddr_storage *ss)
 {
-	in_port_t p = ss->ss_family == AF_INET6 ?
-		      ((const struct sockaddr_in6 *)ss)->sin6_port :
-		      ((const struct sockaddr_in *)ss)->sin_port;
-	int proto = ntohs(p);
+	return ss->ss_family == AF_INET6 ?
+	       &((struct sockaddr_in6 *)ss)->sin6_port :
+	       &((struct sockaddr_in *)ss)->sin_port;
+}
+
+static int raw_proto_of(struct sockaddr_storage *ss)
+{
+	int proto = ntohs(*inet_port(ss));
 
 	return proto == 0 ? IPPROTO_RAW : proto;
 }
@@ -358,10 +302,7 @@ static int do_bind(struct inet_ep *ep, struct sockaddr_storage *ss,
 	}
 	if (ep->pr->kind == IK_RAW) {
 		/* the port field named the protocol; bind(2) wants 0 */
-		if (ss->ss_family == AF_INET6)
-			((struct sockaddr_in6 *)ss)->sin6_port = 0;
-		else
-			((struct sockaddr_in *)ss)->sin_port = 0;
+		*inet_port(ss) = 0;
 	}
 	if (bind(ep->ke.ke_fd, (struct sockaddr *)ss, sl) < 0) {
 		*uerr = errno;
@@ -373,14 +314,8 @@ static int do_bind(struct inet_ep *ep, struct sockaddr_storage *ss,
 		*uerr = errno;
 		return TSYSERR;
 	}
-	if (ep->pr->kind == IK_RAW) {
-		in_port_t p = htons((uint16_t)ep->raw_proto);
-
-		if (ep->laddr.ss_family == AF_INET6)
-			((struct sockaddr_in6 *)&ep->laddr)->sin6_port = p;
-		else
-			((struct sockaddr_in *)&ep->laddr)->sin_port = p;
-	}
+	if (ep->pr->kind == IK_RAW)
+		*inet_port(&ep->laddr) = htons((uint16_t)ep->raw_proto);
 	return 0;
 }
 
@@ -491,35 +426,24 @@ static void unbind_req(struct inet_ep *ep, mblk_t *mp)
 static void optmgmt_req(struct inet_ep *ep, mblk_t *mp)
 {
 	struct T_optmgmt_req r;
-	struct T_optmgmt_ack a = { T_OPTMGMT_ACK, 0, 0, 0 };
-	const unsigned char *in;
 	mblk_t *out = NULL, *bp;
 	t_scalar_t result = 0;
 	int err, uerr = 0;
-	size_t n, off = sizeof(a);
 
 	memcpy(&r, mp->b_rptr, sizeof(r));
-	in = tpi_region(mp, r.OPT_offset, r.OPT_length);
 	inet_lock(ep);
-	err = topt_mgmt(ep->pr->opts, ep, r.MGMT_flags, in,
+	err = topt_mgmt(ep->pr->opts, ep, r.MGMT_flags,
+			tpi_region(mp, r.OPT_offset, r.OPT_length),
 			(size_t)r.OPT_length, ep->priv, &out, &result, &uerr);
 	inet_unlock(ep);
 	if (err != 0) {
 		inet_error_ack(ep, mp, T_OPTMGMT_REQ, err, uerr);
 		return;
 	}
-	n = (size_t)(out->b_wptr - out->b_rptr);
-	if ((bp = tpi_proto(sizeof(a) + n + 4, M_PCPROTO)) == NULL) {
-		freemsg(out);
+	if ((bp = tpi_optmgmt_ack(out, result)) == NULL) {
 		inet_error_ack(ep, mp, T_OPTMGMT_REQ, TSYSERR, ENOMEM);
 		return;
 	}
-	a.MGMT_flags = result;
-	a.OPT_length = (t_scalar_t)n;
-	a.OPT_offset = tpi_put_bytes(bp, &off, out->b_rptr, n);
-	bp->b_wptr = bp->b_rptr + off;
-	memcpy(bp->b_rptr, &a, sizeof(a));
-	freemsg(out);
 	freemsg(mp);
 	inet_up(ep, bp);
 }

@@ -54,6 +54,7 @@
 
 #include "strsubr.h"
 #include "topt.h"
+#include "tpi.h"
 
 #define INET_ADDR_SIZE	((t_scalar_t)sizeof(struct sockaddr_in6))
 
@@ -187,6 +188,9 @@ int inet_addr_in(const struct inet_ep *ep, const void *a, t_scalar_t len,
 		 bool same_family, struct sockaddr_storage *ss,
 		 socklen_t *sl);
 
+/* The port field of an IPv4 or IPv6 socket address. */
+in_port_t *inet_port(struct sockaddr_storage *ss);
+
 /* Bytes of a socket address as it goes into a netbuf (16 or 28; an
  * IPv4-mapped IPv6 address stays IPv6). */
 socklen_t inet_addr_len(const struct sockaddr_storage *ss);
@@ -210,11 +214,24 @@ struct inet_ep *inet_acceptor(const struct inet_proto *pr, t_uscalar_t id,
 void inet_token_hold(void);
 void inet_token_rele(void);
 
-/* Send mp up the read side, in order with what went before. */
-void inet_up(struct inet_ep *ep, mblk_t *mp);
-void inet_ok_ack(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim);
-void inet_error_ack(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim,
-		    int tli, int unixerr);
+/* Send mp up the read side, in order with what went before; answer a
+ * request with T_OK_ACK/T_ERROR_ACK that way (tpi.h). */
+static inline void inet_up(struct inet_ep *ep, mblk_t *mp)
+{
+	tpi_up(ep->wq, mp);
+}
+
+static inline void inet_ok_ack(struct inet_ep *ep, mblk_t *mp,
+			       t_scalar_t prim)
+{
+	tpi_ok_ack_up(ep->wq, mp, prim);
+}
+
+static inline void inet_error_ack(struct inet_ep *ep, mblk_t *mp,
+				  t_scalar_t prim, int tli, int unixerr)
+{
+	tpi_error_ack_up(ep->wq, mp, prim, tli, unixerr);
+}
 
 /* TLI error of a failed bind/connect errno. */
 int inet_tli_error(int err);

@@ -285,12 +285,8 @@ static int fill_iov(const mblk_t *mp, struct iovec *iov, int max)
 /* The raw IP header the kernel wants us to build: only IPPROTO_RAW. */
 static void fix_raw_dest(struct inet_ep *ep, struct sockaddr_storage *ss)
 {
-	if (ep->pr->kind != IK_RAW)
-		return;
-	if (ss->ss_family == AF_INET6)
-		((struct sockaddr_in6 *)ss)->sin6_port = 0;
-	else
-		((struct sockaddr_in *)ss)->sin_port = 0;
+	if (ep->pr->kind == IK_RAW)
+		*inet_port(ss) = 0;
 }
 
 /*
@@ -768,12 +764,7 @@ static void dg_discon_req(struct inet_ep *ep, mblk_t *mp)
 	 * socket may give back a port the kernel chose */
 	la = ep->laddr;
 	ll = ep->laddrlen;
-	if (ep->pr->kind == IK_RAW) {
-		if (la.ss_family == AF_INET6)
-			((struct sockaddr_in6 *)&la)->sin6_port = 0;
-		else
-			((struct sockaddr_in *)&la)->sin_port = 0;
-	}
+	fix_raw_dest(ep, &la);		/* bind(2) wants port 0 */
 	if ((err = inet_socket_renew(ep, ep->family)) != 0 ||
 	    (bind(ep->ke.ke_fd, (struct sockaddr *)&la, ll) < 0 &&
 	     (err = errno) != 0)) {

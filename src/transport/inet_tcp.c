@@ -327,14 +327,6 @@ static void send_ordrel(struct inet_ep *ep)
 
 /* ---- the socket of an endpoint whose connection ended ---- */
 
-static void set_port0(struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET6)
-		((struct sockaddr_in6 *)ss)->sin6_port = 0;
-	else
-		((struct sockaddr_in *)ss)->sin_port = 0;
-}
-
 /* Bind the (new) socket to ep's address again, and listen if ep is a
  * listener.  ep->lock held. */
 static int rebind(struct inet_ep *ep)
@@ -354,7 +346,7 @@ static int rebind(struct inet_ep *ep)
 		struct sockaddr_storage a = ep->laddr;
 		socklen_t al = sizeof(a);
 
-		set_port0(&a);
+		*inet_port(&a) = 0;
 		if (bind(fd, (struct sockaddr *)&a, ep->laddrlen) == 0 &&
 		    getsockname(fd, (struct sockaddr *)&a, &al) == 0) {
 			ep->laddr = a;

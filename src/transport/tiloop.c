@@ -125,40 +125,6 @@ static struct tl_ns tl_ns_cotsord = TL_NS(&tl_info_cotsord, 3);
 
 static unsigned int tl_minor_next = 1;	/* atomic */
 
-void tl_up(struct tl_ep *ep, mblk_t *mp)
-{
-	if (!putq(ep->rq, mp))
-		freemsg(mp);
-}
-
-void tl_ok_ack(struct tl_ep *ep, mblk_t *mp, t_scalar_t prim)
-{
-	mblk_t *bp = tpi_reuse(mp, sizeof(struct T_ok_ack), M_PCPROTO);
-	struct T_ok_ack ok = { T_OK_ACK, prim };
-
-	if (bp == NULL) {
-		tpi_fatal(ep->wq, mp, ENOMEM);
-		return;
-	}
-	memcpy(bp->b_rptr, &ok, sizeof(ok));
-	tl_up(ep, bp);
-}
-
-void tl_error_ack(struct tl_ep *ep, mblk_t *mp, t_scalar_t prim, int tli,
-		  int unixerr)
-{
-	mblk_t *bp = tpi_reuse(mp, sizeof(struct T_error_ack), M_PCPROTO);
-	struct T_error_ack e = { T_ERROR_ACK, prim, tli,
-				 tli == TSYSERR ? unixerr : 0 };
-
-	if (bp == NULL) {
-		tpi_fatal(ep->wq, mp, ENOMEM);
-		return;
-	}
-	memcpy(bp->b_rptr, &e, sizeof(e));
-	tl_up(ep, bp);
-}
-
 static void fill_info(const struct tl_ep *ep, struct T_info_ack *ia)
 {
 	const struct tl_info *in = ep->info;
@@ -202,10 +168,8 @@ static bool connected_state(int st)
 
 static void tl_addr_req(struct tl_ep *ep, mblk_t *mp)
 {
-	mblk_t *bp = tpi_proto(sizeof(struct T_addr_ack) + 2 * TL_ADDR_SIZE + 8,
-			      M_PCPROTO);
-	struct T_addr_ack a = { T_ADDR_ACK, 0, 0, 0, 0 };
-	size_t off = sizeof(a);
+	mblk_t *bp = tpi_proto(TPI_ADDR_ACK_SIZE(TL_ADDR_SIZE), M_PCPROTO);
+	bool loc, rem;
 
 	if (bp == NULL) {
 		tpi_fatal(ep->wq, mp, ENOMEM);
@@ -213,47 +177,29 @@ static void tl_addr_req(struct tl_ep *ep, mblk_t *mp)
 	}
 	freemsg(mp);
 	tl_lock(ep->ns);
-	if (ep->state != TS_UNBND && ep->addr.len > 0) {
-		a.LOCADDR_length = (t_scalar_t)ep->addr.len;
-		a.LOCADDR_offset = tpi_put_bytes(bp, &off, ep->addr.b,
-						ep->addr.len);
-	}
-	if (connected_state(ep->state) && ep->raddr.len > 0) {
-		a.REMADDR_length = (t_scalar_t)ep->raddr.len;
-		a.REMADDR_offset = tpi_put_bytes(bp, &off, ep->raddr.b,
-						ep->raddr.len);
-	}
+	loc = ep->state != TS_UNBND;
+	rem = connected_state(ep->state);
+	tpi_addr_ack_fill(bp, ep->addr.b, loc ? ep->addr.len : 0,
+			  ep->raddr.b, rem ? ep->raddr.len : 0);
 	tl_unlock(ep->ns);
-	memcpy(bp->b_rptr, &a, sizeof(a));
-	bp->b_wptr = bp->b_rptr + off;
 	tl_up(ep, bp);
 }
 
 static void tl_capability_req(struct tl_ep *ep, mblk_t *mp)
 {
-	struct T_capability_req r;
-	struct T_capability_ack ca;
-	unsigned char type = mp->b_datap->db_type;
 	t_uscalar_t can = TC1_INFO;
+	struct T_info_ack ia;
 	mblk_t *bp;
 
-	memcpy(&r, mp->b_rptr, sizeof(r));
 	if (ep->info->serv_type != T_CLTS)
 		can |= TC1_ACCEPTOR_ID;
-	if ((bp = tpi_reuse(mp, sizeof(ca), type)) == NULL) {
+	tl_lock(ep->ns);
+	fill_info(ep, &ia);
+	tl_unlock(ep->ns);
+	if ((bp = tpi_capability_ack(mp, can, &ia, ep->token)) == NULL) {
 		tpi_fatal(ep->wq, mp, ENOMEM);
 		return;
 	}
-	memset(&ca, 0, sizeof(ca));
-	ca.PRIM_type = T_CAPABILITY_ACK;
-	ca.CAP_bits1 = r.CAP_bits1 & can;
-	tl_lock(ep->ns);
-	if (ca.CAP_bits1 & TC1_INFO)
-		fill_info(ep, &ca.INFO_ack);
-	tl_unlock(ep->ns);
-	if (ca.CAP_bits1 & TC1_ACCEPTOR_ID)
-		ca.ACCEPTOR_id = ep->token;
-	memcpy(bp->b_rptr, &ca, sizeof(ca));
 	tl_up(ep, bp);
 }
 
@@ -335,35 +281,24 @@ static void tl_unbind_req(struct tl_ep *ep, mblk_t *mp)
 static void tl_optmgmt_req(struct tl_ep *ep, mblk_t *mp)
 {
 	struct T_optmgmt_req r;
-	struct T_optmgmt_ack a = { T_OPTMGMT_ACK, 0, 0, 0 };
-	const unsigned char *in;
 	mblk_t *out = NULL, *bp;
 	t_scalar_t result = 0;
 	int err, uerr = 0;
-	size_t n, off = sizeof(a);
 
 	memcpy(&r, mp->b_rptr, sizeof(r));
-	in = tpi_region(mp, r.OPT_offset, r.OPT_length);
 	tl_lock(ep->ns);
-	err = topt_mgmt(&tl_opt_table, &ep->opts, r.MGMT_flags, in,
+	err = topt_mgmt(&tl_opt_table, &ep->opts, r.MGMT_flags,
+			tpi_region(mp, r.OPT_offset, r.OPT_length),
 			(size_t)r.OPT_length, ep->priv, &out, &result, &uerr);
 	tl_unlock(ep->ns);
 	if (err != 0) {
 		tl_error_ack(ep, mp, T_OPTMGMT_REQ, err, uerr);
 		return;
 	}
-	n = (size_t)(out->b_wptr - out->b_rptr);
-	if ((bp = tpi_proto(sizeof(a) + n + 4, M_PCPROTO)) == NULL) {
-		freemsg(out);
+	if ((bp = tpi_optmgmt_ack(out, result)) == NULL) {
 		tl_error_ack(ep, mp, T_OPTMGMT_REQ, TSYSERR, ENOMEM);
 		return;
 	}
-	a.MGMT_flags = result;
-	a.OPT_length = (t_scalar_t)n;
-	a.OPT_offset = tpi_put_bytes(bp, &off, out->b_rptr, n);
-	bp->b_wptr = bp->b_rptr + off;
-	memcpy(bp->b_rptr, &a, sizeof(a));
-	freemsg(out);
 	freemsg(mp);
 	tl_up(ep, bp);
 }

@@ -33,6 +33,7 @@
 #include <sys/tihdr.h>
 
 #include "topt.h"
+#include "tpi.h"
 
 #define TL_ADDR_SIZE	64	/* ADDR_size: addresses are 1..64 bytes */
 #define TL_MAXQLEN	16	/* largest CONIND_number granted */
@@ -147,11 +148,23 @@ void tl_unwait(struct tl_ep *ep);
 
 /* ---- TPI part: tiloop.c ---- */
 
-/* Send mp up ep's read side, in order with everything sent so far. */
-void tl_up(struct tl_ep *ep, mblk_t *mp);
-void tl_ok_ack(struct tl_ep *ep, mblk_t *mp, t_scalar_t prim);
-void tl_error_ack(struct tl_ep *ep, mblk_t *mp, t_scalar_t prim, int tli,
-		  int unixerr);
+/* Send mp up ep's read side, in order with everything sent so far;
+ * answer a request with T_OK_ACK/T_ERROR_ACK that way (tpi.h). */
+static inline void tl_up(struct tl_ep *ep, mblk_t *mp)
+{
+	tpi_up(ep->wq, mp);
+}
+
+static inline void tl_ok_ack(struct tl_ep *ep, mblk_t *mp, t_scalar_t prim)
+{
+	tpi_ok_ack_up(ep->wq, mp, prim);
+}
+
+static inline void tl_error_ack(struct tl_ep *ep, mblk_t *mp, t_scalar_t prim,
+				int tli, int unixerr)
+{
+	tpi_error_ack_up(ep->wq, mp, prim, tli, unixerr);
+}
 
 extern const struct topt_table tl_opt_table;
 

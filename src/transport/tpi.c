@@ -220,37 +220,130 @@ void tpi_fatal(queue_t *q, mblk_t *mp, int err)
 	qreply(q, bp);
 }
 
-void tpi_ok_ack(queue_t *q, mblk_t *mp, t_scalar_t prim)
+/* The T_OK_ACK or T_ERROR_ACK answering mp, in its own block when it can;
+ * NULL without memory (mp untouched). */
+static mblk_t *ok_ack(mblk_t *mp, t_scalar_t prim)
 {
 	mblk_t *bp = tpi_reuse(mp, sizeof(struct T_ok_ack), M_PCPROTO);
-	struct T_ok_ack *ok;
+	struct T_ok_ack ok = { T_OK_ACK, prim };
 
-	if (bp == NULL) {
+	if (bp != NULL)
+		memcpy(bp->b_rptr, &ok, sizeof(ok));
+	return bp;
+}
+
+static mblk_t *error_ack(mblk_t *mp, t_scalar_t prim, int tli, int unixerr)
+{
+	mblk_t *bp = tpi_reuse(mp, sizeof(struct T_error_ack), M_PCPROTO);
+	struct T_error_ack e = { T_ERROR_ACK, prim, tli,
+				 tli == TSYSERR ? unixerr : 0 };
+
+	if (bp != NULL)
+		memcpy(bp->b_rptr, &e, sizeof(e));
+	return bp;
+}
+
+void tpi_ok_ack(queue_t *q, mblk_t *mp, t_scalar_t prim)
+{
+	mblk_t *bp = ok_ack(mp, prim);
+
+	if (bp == NULL)
 		tpi_fatal(q, mp, ENOMEM);
-		return;
-	}
-	ok = (struct T_ok_ack *)bp->b_rptr;
-	ok->PRIM_type = T_OK_ACK;
-	ok->CORRECT_prim = prim;
-	qreply(q, bp);
+	else
+		qreply(q, bp);
 }
 
 void tpi_error_ack(queue_t *q, mblk_t *mp, t_scalar_t prim, int tli,
 		   int unixerr)
 {
-	mblk_t *bp = tpi_reuse(mp, sizeof(struct T_error_ack), M_PCPROTO);
-	struct T_error_ack *e;
+	mblk_t *bp = error_ack(mp, prim, tli, unixerr);
 
-	if (bp == NULL) {
+	if (bp == NULL)
 		tpi_fatal(q, mp, ENOMEM);
-		return;
+	else
+		qreply(q, bp);
+}
+
+void tpi_up(queue_t *wq, mblk_t *mp)
+{
+	if (!putq(RD(wq), mp))
+		freemsg(mp);
+}
+
+void tpi_ok_ack_up(queue_t *wq, mblk_t *mp, t_scalar_t prim)
+{
+	mblk_t *bp = ok_ack(mp, prim);
+
+	if (bp == NULL)
+		tpi_fatal(wq, mp, ENOMEM);
+	else
+		tpi_up(wq, bp);
+}
+
+void tpi_error_ack_up(queue_t *wq, mblk_t *mp, t_scalar_t prim, int tli,
+		      int unixerr)
+{
+	mblk_t *bp = error_ack(mp, prim, tli, unixerr);
+
+	if (bp == NULL)
+		tpi_fatal(wq, mp, ENOMEM);
+	else
+		tpi_up(wq, bp);
+}
+
+void tpi_addr_ack_fill(mblk_t *bp, const void *loc, size_t ll,
+		       const void *rem, size_t rl)
+{
+	struct T_addr_ack a = { T_ADDR_ACK, 0, 0, 0, 0 };
+	size_t off = sizeof(a);
+
+	if (ll > 0) {
+		a.LOCADDR_length = (t_scalar_t)ll;
+		a.LOCADDR_offset = tpi_put_bytes(bp, &off, loc, ll);
 	}
-	e = (struct T_error_ack *)bp->b_rptr;
-	e->PRIM_type = T_ERROR_ACK;
-	e->ERROR_prim = prim;
-	e->TLI_error = tli;
-	e->UNIX_error = tli == TSYSERR ? unixerr : 0;
-	qreply(q, bp);
+	if (rl > 0) {
+		a.REMADDR_length = (t_scalar_t)rl;
+		a.REMADDR_offset = tpi_put_bytes(bp, &off, rem, rl);
+	}
+	memcpy(bp->b_rptr, &a, sizeof(a));
+	bp->b_wptr = bp->b_rptr + off;
+}
+
+mblk_t *tpi_capability_ack(mblk_t *mp, t_uscalar_t can,
+			   const struct T_info_ack *ia, t_uscalar_t token)
+{
+	struct T_capability_req r;
+	struct T_capability_ack ca;
+	mblk_t *bp;
+
+	memcpy(&r, mp->b_rptr, sizeof(r));
+	if ((bp = tpi_reuse(mp, sizeof(ca), mp->b_datap->db_type)) == NULL)
+		return NULL;
+	memset(&ca, 0, sizeof(ca));
+	ca.PRIM_type = T_CAPABILITY_ACK;
+	ca.CAP_bits1 = r.CAP_bits1 & can;
+	if (ca.CAP_bits1 & TC1_INFO)
+		ca.INFO_ack = *ia;
+	if (ca.CAP_bits1 & TC1_ACCEPTOR_ID)
+		ca.ACCEPTOR_id = token;
+	memcpy(bp->b_rptr, &ca, sizeof(ca));
+	return bp;
+}
+
+mblk_t *tpi_optmgmt_ack(mblk_t *out, t_scalar_t result)
+{
+	struct T_optmgmt_ack a = { T_OPTMGMT_ACK, 0, 0, result };
+	size_t n = (size_t)(out->b_wptr - out->b_rptr), off = sizeof(a);
+	mblk_t *bp = tpi_proto(sizeof(a) + n + 4, M_PCPROTO);
+
+	if (bp != NULL) {
+		a.OPT_length = (t_scalar_t)n;
+		a.OPT_offset = tpi_put_bytes(bp, &off, out->b_rptr, n);
+		bp->b_wptr = bp->b_rptr + off;
+		memcpy(bp->b_rptr, &a, sizeof(a));
+	}
+	freemsg(out);
+	return bp;
 }
 
 void tpi_reject(queue_t *q, mblk_t *mp, t_scalar_t prim, int tli,

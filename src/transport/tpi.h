@@ -79,6 +79,33 @@ void tpi_ok_ack(queue_t *q, mblk_t *mp, t_scalar_t prim);
 void tpi_error_ack(queue_t *q, mblk_t *mp, t_scalar_t prim, int tli,
 		   int unixerr);
 
+/* The same for a provider that sends everything up through its own read
+ * queue (putq on RD(wq): in order with the indications queued there, its
+ * read service procedure passing them on), as the loopback and Internet
+ * providers do. */
+void tpi_up(queue_t *wq, mblk_t *mp);
+void tpi_ok_ack_up(queue_t *wq, mblk_t *mp, t_scalar_t prim);
+void tpi_error_ack_up(queue_t *wq, mblk_t *mp, t_scalar_t prim, int tli,
+		      int unixerr);
+
+/* T_ADDR_ACK of the addresses (loc, ll) and (rem, rl) (a length 0 leaves
+ * one out) into bp, a block of TPI_ADDR_ACK_SIZE(the longest address)
+ * from tpi_proto(). */
+#define TPI_ADDR_ACK_SIZE(max)	(sizeof(struct T_addr_ack) + 2 * (max) + 8)
+void tpi_addr_ack_fill(mblk_t *bp, const void *loc, size_t ll,
+		       const void *rem, size_t rl);
+
+/* The T_CAPABILITY_ACK answering the (checked) T_CAPABILITY_REQ mp, in
+ * its block when it can: the bits asked for that are in can, ia and
+ * token for TC1_INFO and TC1_ACCEPTOR_ID.  NULL without memory (mp
+ * untouched). */
+mblk_t *tpi_capability_ack(mblk_t *mp, t_uscalar_t can,
+			   const struct T_info_ack *ia, t_uscalar_t token);
+
+/* The T_OPTMGMT_ACK of result with the option buffer out (topt_mgmt's;
+ * consumed): NULL without memory. */
+mblk_t *tpi_optmgmt_ack(mblk_t *out, t_scalar_t result);
+
 /* The fatal answer: M_ERROR with err for both directions, consuming mp. */
 void tpi_fatal(queue_t *q, mblk_t *mp, int err);
 
