@@ -5,30 +5,12 @@
  *
  * How this works
  * --------------
- * The input is a script:
- *
- *	setup		1 byte: provider (0 ticlts, 1 ticots, 2 ticotsord)
- *	record...	hdr, ctl length (2 bytes, little endian), ctl,
- *			[data length (2 bytes), data]
- *
- * hdr: bits 0-1 the endpoint (three are open, 3 means 2), bit 2 send it
- * high priority (M_PCPROTO), bit 3 a data part follows, bits 4-5 what
- * to do -- 0 putmsg as it is, 1 putmsg after the fix-ups below, 2 close
- * the endpoint and open it again, 3 write() the data alone -- and bit 6
- * the peer of the fix-ups is the endpoint itself rather than the next.
- *
- * Every control part first goes through tpi_check() (and tpi_allowed()
- * in every state) as an M_PROTO/M_PCPROTO block of exactly its bytes.
- * Then it is sent down the endpoint's stream with putmsg, and every
- * endpoint is drained with non-blocking getmsg until nothing is left,
- * so a sequence of primitives walks the providers through their states
- * (bind, connect, accept, data, release, unbind...).  What cannot be
- * guessed from the outside is filled in by the fix-ups, taken from the
- * answers drained so far: a T_CONN_REQ or T_UNITDATA_REQ gets the
- * address the peer was bound to (from its T_BIND_ACK) appended as its
- * destination, a T_CONN_RES the ACCEPTOR_id of the peer (from its
- * T_CAPABILITY_ACK) and the SEQ_number of the last T_CONN_IND on the
- * endpoint, a T_DISCON_REQ that SEQ_number.
+ * The input is a script in fuzz_script.h's format; the setup byte names
+ * the provider (0 ticlts, 1 ticots, 2 ticotsord).  Every control part
+ * first goes through tpi_check() (and tpi_allowed() in every state) as
+ * an M_PROTO/M_PCPROTO block of exactly its bytes; then the script puts
+ * it down an endpoint's stream, fixed up or not, and drains every
+ * endpoint (bind, connect, accept, data, release, unbind...).
  *
  * While a provider cannot be opened only the tpi_check part runs.
  * Crashes, sanitizer reports, leaks and hangs (getmsg never blocks: the
@@ -39,44 +21,14 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <errno.h>
-#include <fcntl.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
-#include <stropts.h>
-#include <sys/stream.h>
 #include <sys/strexec.h>
-#include <sys/tihdr.h>
 #include "tpi.h"
-
-#define NEP		3
-#define CTL_MAX		1024		/* putmsg limit of a control part */
-#define ADDR_MAX	128
-#define DRAIN_MAX	256		/* messages drained per endpoint */
+#include "fuzz_script.h"
 
 static const char *const devs[] = { "/dev/ticlts", "/dev/ticots",
 				     "/dev/ticotsord" };
-
-/* One endpoint and what its answers told about it. */
-struct endp {
-	int fd;
-	unsigned char addr[ADDR_MAX];	/* from T_BIND_ACK */
-	size_t addrlen;
-	bool have_id;
-	t_uscalar_t acceptor_id;	/* from T_CAPABILITY_ACK */
-	t_scalar_t seq;			/* of the last T_CONN_IND */
-};
-
-/* All of these belong to libFuzzer's one fuzzing thread. */
-static struct endp ep[NEP];
-static unsigned char rbuf_ctl[65536], rbuf_dat[65536];
-static bool trace;	/* FUZZ_TPI_TRACE set: print what happens */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -87,92 +39,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	streams_set_workers(0);
 	trace = getenv("FUZZ_TPI_TRACE") != NULL;
 	return 0;
-}
-
-static void ep_open(struct endp *e, int prov)
-{
-	memset(e, 0, sizeof(*e));
-	e->fd = open(devs[prov], O_RDWR | O_NONBLOCK);
-}
-
-static void ep_close(struct endp *e)
-{
-	if (e->fd >= 0)
-		close(e->fd);
-	e->fd = -1;
-}
-
-static t_scalar_t get_scalar(const unsigned char *p, size_t at)
-{
-	t_scalar_t v;
-
-	memcpy(&v, p + at, sizeof(v));
-	return v;
-}
-
-static void put_scalar(unsigned char *p, size_t at, t_scalar_t v)
-{
-	memcpy(p + at, &v, sizeof(v));
-}
-
-/* Remember what an answer says about endpoint e. */
-static void learn(struct endp *e, const unsigned char *c, size_t n)
-{
-	t_scalar_t prim, len, off;
-
-	if (n < sizeof(t_scalar_t))
-		return;
-	prim = get_scalar(c, 0);
-	if (prim == T_BIND_ACK && n >= sizeof(struct T_bind_ack)) {
-		len = get_scalar(c, offsetof(struct T_bind_ack, ADDR_length));
-		off = get_scalar(c, offsetof(struct T_bind_ack, ADDR_offset));
-		if (len >= 0 && len <= ADDR_MAX && off >= 0 &&
-		    (size_t)off <= n && (size_t)len <= n - (size_t)off) {
-			memcpy(e->addr, c + off, (size_t)len);
-			e->addrlen = (size_t)len;
-		}
-	} else if (prim == T_CAPABILITY_ACK &&
-		   n >= sizeof(struct T_capability_ack)) {
-		struct T_capability_ack ca;
-
-		memcpy(&ca, c, sizeof(ca));
-		if (ca.CAP_bits1 & TC1_ACCEPTOR_ID) {
-			e->have_id = true;
-			e->acceptor_id = ca.ACCEPTOR_id;
-		}
-	} else if (prim == T_CONN_IND && n >= sizeof(struct T_conn_ind)) {
-		e->seq = get_scalar(c, offsetof(struct T_conn_ind, SEQ_number));
-	}
-}
-
-/* Take everything queued at every endpoint's stream head. */
-static void drain(void)
-{
-	for (int i = 0; i < NEP; i++) {
-		struct endp *e = &ep[i];
-
-		for (int k = 0; e->fd >= 0 && k < DRAIN_MAX; k++) {
-			struct strbuf c = { sizeof(rbuf_ctl), 0,
-					    (char *)rbuf_ctl };
-			struct strbuf d = { sizeof(rbuf_dat), 0,
-					    (char *)rbuf_dat };
-			int flags = 0;
-
-			if (getmsg(e->fd, &c, &d, &flags) < 0) {
-				if (trace && errno != EAGAIN)
-					fprintf(stderr, "  ep%d: getmsg: %s\n",
-						i, strerror(errno));
-				break;	/* EAGAIN: empty; or an error */
-			}
-			if (trace)
-				fprintf(stderr, "  ep%d: got prim %d ctl %d "
-					"data %d\n", i, c.len >= 4 ?
-					(int)get_scalar(rbuf_ctl, 0) : -1,
-					c.len, d.len);
-			if (c.len > 0)
-				learn(e, rbuf_ctl, (size_t)c.len);
-		}
-	}
 }
 
 /* The TPI helpers on the control part as a block of its own. */
@@ -198,147 +64,13 @@ static void check_block(const unsigned char *c, size_t n, bool hipri)
 	freemsg(mp);
 }
 
-/*
- * The fix-ups of a request in c (n bytes, room for CTL_MAX): the peer's
- * address as destination, the acceptor and sequence of a T_CONN_RES,
- * the sequence of a T_DISCON_REQ.  Returns the new length.
- */
-static size_t fixup(unsigned char *c, size_t n, struct endp *self,
-		    struct endp *peer)
-{
-	size_t dl, doff;
-	t_scalar_t prim;
-
-	if (n < sizeof(t_scalar_t))
-		return n;
-	prim = get_scalar(c, 0);
-	switch (prim) {
-	case T_CONN_REQ:
-		dl = offsetof(struct T_conn_req, DEST_length);
-		doff = offsetof(struct T_conn_req, DEST_offset);
-		if (n < sizeof(struct T_conn_req))
-			return n;
-		break;
-	case T_UNITDATA_REQ:
-		dl = offsetof(struct T_unitdata_req, DEST_length);
-		doff = offsetof(struct T_unitdata_req, DEST_offset);
-		if (n < sizeof(struct T_unitdata_req))
-			return n;
-		break;
-	case T_DISCON_REQ:
-		if (n >= sizeof(struct T_discon_req))
-			put_scalar(c, offsetof(struct T_discon_req,
-					       SEQ_number), self->seq);
-		return n;
-	case T_CONN_RES:
-		if (n < sizeof(struct T_conn_res))
-			return n;
-		put_scalar(c, offsetof(struct T_conn_res, ACCEPTOR_id),
-			   peer->have_id ? (t_scalar_t)peer->acceptor_id : 0);
-		put_scalar(c, offsetof(struct T_conn_res, SEQ_number),
-			   self->seq);
-		return n;
-	default:
-		return n;
-	}
-	while (n % 4 != 0)
-		c[n++] = 0;
-	if (n + peer->addrlen > CTL_MAX)
-		return n;
-	memcpy(c + n, peer->addr, peer->addrlen);
-	put_scalar(c, dl, (t_scalar_t)peer->addrlen);
-	put_scalar(c, doff, (t_scalar_t)n);
-	return n + peer->addrlen;
-}
-
-static size_t take16(const uint8_t **p, size_t *left)
-{
-	size_t v;
-
-	if (*left < 2) {
-		*left = 0;
-		return 0;
-	}
-	v = (size_t)(*p)[0] | (size_t)(*p)[1] << 8;
-	*p += 2;
-	*left -= 2;
-	return v;
-}
+static const struct fs_target tpi_target = {
+	.devs = devs,
+	.ndevs = 3,
+	.record = check_block,
+};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static unsigned char ctl[CTL_MAX + 4];
-	const uint8_t *p = data;
-	size_t left = size;
-	int prov;
-
-	if (size < 1)
-		return 0;
-	prov = p[0] % 3;
-	p++;
-	left--;
-	for (int i = 0; i < NEP; i++)
-		ep_open(&ep[i], prov);
-
-	while (left > 0) {
-		unsigned hdr = *p++;
-		int i = (hdr & 3) == 3 ? 2 : hdr & 3;
-		bool hipri = hdr & 0x04, hasdata = hdr & 0x08;
-		int op = (hdr >> 4) & 3;
-		struct endp *self = &ep[i];
-		struct endp *peer = (hdr & 0x40) ? self : &ep[(i + 1) % NEP];
-		size_t clen, dlen = 0;
-		const uint8_t *dat = NULL;
-		int r;
-
-		left--;
-		clen = take16(&p, &left);
-		if (clen > left)
-			clen = left;
-		if (clen > CTL_MAX)
-			clen = CTL_MAX;
-		memcpy(ctl, p, clen);
-		p += clen;
-		left -= clen;
-		if (hasdata) {
-			dlen = take16(&p, &left);
-			if (dlen > left)
-				dlen = left;
-			dat = p;
-			p += dlen;
-			left -= dlen;
-		}
-		check_block(ctl, clen, hipri);
-		if (op == 2) {
-			ep_close(self);
-			ep_open(self, prov);
-			continue;
-		}
-		if (self->fd < 0)
-			continue;
-		if (op == 3) {
-			if (dlen > 0)
-				(void)write(self->fd, dat, dlen);
-		} else {
-			struct strbuf c = { 0, 0, (char *)ctl };
-			struct strbuf d = { 0, (int)dlen, (char *)dat };
-
-			if (op == 1)
-				clen = fixup(ctl, clen, self, peer);
-			c.len = (int)clen;
-			r = putmsg(self->fd, &c, hasdata ? &d : NULL,
-				   hipri ? RS_HIPRI : 0);
-			if (trace)
-				fprintf(stderr, "ep%d: put prim %d ctl %d "
-					"data %d: %s\n", i, clen >= 4 ?
-					(int)get_scalar(ctl, 0) : -1, c.len,
-					hasdata ? d.len : -1,
-					r == 0 ? "ok" : strerror(errno));
-		}
-		drain();
-	}
-	drain();
-	for (int i = 0; i < NEP; i++)
-		ep_close(&ep[i]);
-	return 0;
+	return fs_run(&tpi_target, data, size);
 }

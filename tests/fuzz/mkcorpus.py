@@ -2,7 +2,7 @@
 """tests/fuzz/mkcorpus.py -- write the seed corpora of the fuzz targets.
 
 The seeds are small valid inputs in each target's input format (see the
-comment at the top of fuzz_topt.c and fuzz_tpi.c): option buffers for
+comment at the top of fuzz_topt.c and fuzz_script.h): option buffers for
 every action, and scripts of TPI primitives that take the loopback
 providers through binding, connection, data transfer and release.
 Run it from anywhere; it rewrites tests/fuzz/corpus/<target>/seed-*.
