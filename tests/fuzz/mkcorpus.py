@@ -115,12 +115,17 @@ def conn_res(ep, self_peer=False):
     return rec(ep, i32(T_CONN_RES, 0, 0, 0, 0), op=1, self_peer=self_peer)
 
 
-def connected(prov, release):
-    """ep0 listens, ep1 accepts, ep2 connects to ep0."""
+def connected(prov, release, bnd=None, copt=None, level=XTI_GENERIC,
+              info=True):
+    """ep0 listens, ep1 accepts, ep2 connects to ep0 (binding with bnd,
+    connecting with the options copt, asking for T_ALLOPT of level)."""
+    bnd = bnd or bind
     s = bytes([prov])
-    s += rec(0, i32(T_INFO_REQ), hipri=True)
-    s += bind(0, conind=2) + bind(2) + cap(1) + cap(0)
-    s += conn_req(2, opt(XTI_GENERIC, XTI_SNDBUF, i32(4096)))
+    if info:
+        s += rec(0, i32(T_INFO_REQ), hipri=True)
+    s += bnd(0, conind=2) + bnd(2) + cap(1) + cap(0)
+    s += conn_req(2, copt if copt is not None
+                  else opt(XTI_GENERIC, XTI_SNDBUF, i32(4096)))
     s += conn_res(0)
     s += rec(2, i32(T_DATA_REQ, 0), b"hello, world")
     s += rec(1, i32(T_DATA_REQ, 1), b"more")
@@ -129,7 +134,7 @@ def connected(prov, release):
     s += rec(2, i32(T_OPTDATA_REQ, 0, 0, 0), b"od")
     s += rec(1, b"", b"plain write", op=3)
     s += rec(2, i32(T_ADDR_REQ))
-    s += optmgmt(1, T_CURRENT, opt(XTI_GENERIC, T_ALLOPT))
+    s += optmgmt(1, T_CURRENT, opt(level, T_ALLOPT))
     if release:
         s += rec(2, i32(T_ORDREL_REQ)) + rec(1, i32(T_ORDREL_REQ))
     else:
@@ -213,24 +218,9 @@ def inet_clts(prov):
 
 
 def inet_cots(prov, release):
-    s = bytes([prov])
-    s += ibind(0, conind=2) + ibind(2) + cap(1) + cap(0)
-    s += conn_req(2, opt(INET_TCP, T_TCP_NODELAY, i32(T_YES)))
-    s += conn_res(0)
-    s += rec(2, i32(T_DATA_REQ, 0), b"hello, world")
-    s += rec(1, i32(T_DATA_REQ, 1), b"more")
-    s += rec(1, i32(T_DATA_REQ, 0), b"end")
-    s += rec(2, i32(T_EXDATA_REQ, 0), b"!")
-    s += rec(2, i32(T_OPTDATA_REQ, 0, 0, 0), b"od")
-    s += rec(1, b"", b"plain write", op=3)
-    s += rec(2, i32(T_ADDR_REQ))
-    s += optmgmt(1, T_CURRENT, opt(INET_TCP, T_ALLOPT))
-    if release:
-        s += rec(2, i32(T_ORDREL_REQ)) + rec(1, i32(T_ORDREL_REQ))
-    else:
-        s += rec(1, i32(T_DISCON_REQ, -1))
-    s += rec(2, i32(T_UNBIND_REQ))
-    return s
+    return connected(prov, release, bnd=ibind,
+                     copt=opt(INET_TCP, T_TCP_NODELAY, i32(T_YES)),
+                     level=INET_TCP, info=False)
 
 
 INET_SEEDS = {
