@@ -710,6 +710,23 @@ static bool settled(void *arg)
 	return false;
 }
 
+/* A reader is about to sleep (rlock held, let go here): give back the
+ * bytes read so far, hold the file, and with mread tell the stream
+ * (STRMREAD: M_READ). */
+static void wait_begin(struct rctx *c, bool mread)
+{
+	struct sthead *sh = c->sh;
+
+	rcredit(sh);
+	strunlock(&sh->sh_rlock);
+	if (!c->held) {
+		__atomic_add_fetch(&c->f->f_refs, 1, __ATOMIC_ACQ_REL);
+		c->held = true;
+	}
+	if (mread && (sh_flags(sh) & STRMREAD))
+		putnextctl(sh->sh_sd.sd_wq, M_READ);
+}
+
 /* The eventfd that wakes readers asleep in poll() on the driver's
  * descriptor (a semaphore: each sleeper a token); -1 if none can be had. */
 static int kevfd(struct sthead *sh)
@@ -748,14 +765,7 @@ static int read_wait_direct(struct rctx *c, struct strkev *ke, int efd)
 	int err = 0;
 	long r = 0;
 
-	rcredit(sh);
-	strunlock(&sh->sh_rlock);
-	if (!c->held) {
-		__atomic_add_fetch(&c->f->f_refs, 1, __ATOMIC_ACQ_REL);
-		c->held = true;
-	}
-	if (sh_flags(sh) & STRMREAD)
-		putnextctl(sh->sh_sd.sd_wq, M_READ);
+	wait_begin(c, true);
 	__atomic_add_fetch(&sh->sh_rwaiters, 1, __ATOMIC_ACQ_REL);
 	__atomic_add_fetch(&sh->sh_kwaiters, 1, __ATOMIC_SEQ_CST);
 	/* what came before we were counted (the socket itself needs no
@@ -802,26 +812,21 @@ static int read_wait(struct rctx *c)
 	struct sthead *sh = c->sh;
 	struct strkev *ke;
 	int seen, err, efd;
+	bool told = false;		/* M_READ sent for this wait */
 
 	struct settle st = { sh, 0 };
 	ke = __atomic_load_n(&sh->sh_sd.sd_kev, __ATOMIC_ACQUIRE);
-	if (ke != NULL && ke->ke_direct && (efd = kevfd(sh)) >= 0 &&
-	    (err = read_wait_direct(c, ke, efd)) >= 0)
-		return err;
+	if (ke != NULL && ke->ke_direct && (efd = kevfd(sh)) >= 0) {
+		if ((err = read_wait_direct(c, ke, efd)) >= 0)
+			return err;
+		told = true;
+	}
 	sth_pull(sh, KEV_PULL);
 	if (readable(sh))
 		return 0;
 	if (sth_spin(c->t, settled, &st))
 		return 0;
-	rcredit(sh);
-	strunlock(&sh->sh_rlock);
-
-	if (!c->held) {
-		__atomic_add_fetch(&c->f->f_refs, 1, __ATOMIC_ACQ_REL);
-		c->held = true;
-	}
-	if (sh_flags(sh) & STRMREAD)
-		putnextctl(sh->sh_sd.sd_wq, M_READ);
+	wait_begin(c, !told);
 	/* the driver pulls once more and arranges to wake us when more
 	 * comes (before we count as a waiter: what it pulls now needs no
 	 * wake-up, and readable() below sees it) */
