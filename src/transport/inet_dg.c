@@ -634,34 +634,30 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 			return;
 		}
 	}
-	if (!ep->pr->fast) {
-		/* XTI over sockets: one sendmsg per datagram */
-		if (q_empty(ep->wq) &&
-		    pthread_mutex_trylock(&ep->tx_lock) == 0) {
-			err = send_one(ep, mp);
-			pthread_mutex_unlock(&ep->tx_lock);
-			if (err == 0)
-				return;
-		}
-		if (!putq(ep->wq, mp)) {
-			freemsg(mp);
-			return;
-		}
-		(void)str_kev_rearm(&ep->ke, POLLOUT);
-		return;
-	}
-	/* batching: a lone datagram goes now */
-	if (q_empty(ep->wq) && r.OPT_length == 0 &&
-	    now_ns() - __atomic_load_n(&d->tx_last, __ATOMIC_RELAXED) >
-	    idle_ns() && pthread_mutex_trylock(&ep->tx_lock) == 0) {
+	/* XTI over sockets: a sendmsg per datagram, unless others wait;
+	 * batching: only a lone datagram goes now */
+	if (q_empty(ep->wq) &&
+	    (!ep->pr->fast ||
+	     (r.OPT_length == 0 &&
+	      now_ns() - __atomic_load_n(&d->tx_last, __ATOMIC_RELAXED) >
+	      idle_ns())) &&
+	    pthread_mutex_trylock(&ep->tx_lock) == 0) {
 		err = send_one(ep, mp);
-		__atomic_store_n(&d->tx_last, now_ns(), __ATOMIC_RELAXED);
+		if (ep->pr->fast)
+			__atomic_store_n(&d->tx_last, now_ns(),
+					 __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&ep->tx_lock);
 		if (err == 0)
 			return;
 	}
 	if (!putq(ep->wq, mp)) {
 		freemsg(mp);
+		return;
+	}
+	if (!ep->pr->fast) {
+		/* the write service procedure sends it (putq enabled it),
+		 * or POLLOUT once the kernel has room */
+		(void)str_kev_rearm(&ep->ke, POLLOUT);
 		return;
 	}
 	if (__atomic_load_n(&ep->wq->q_mblkcnt, __ATOMIC_RELAXED) >= 2 * BATCH ||
