@@ -740,28 +740,27 @@ static int inet_close(queue_t *q, int oflag, cred_t *cr)
 
 /* ---- the six devices ---- */
 
-#define DG_FLAGS	(SENDZERO | XPG4_1)
-#define TCP_FLAGS	(XPG4_1)
+/* One protocol's numbers, for both families (see the table at the top). */
+#define UDP(name, dev, fast, id)					\
+	{ name, dev, IK_UDP, fast, SOCK_DGRAM, IPPROTO_UDP, T_CLTS,	\
+	  65507, T_INVALID, T_INVALID, T_INVALID, 65507,		\
+	  SENDZERO | XPG4_1, &inet_dg_ops, &inet_udp_opts, id }
+#define TCP(name, dev, fast, id)					\
+	{ name, dev, IK_TCP, fast, SOCK_STREAM, IPPROTO_TCP, T_COTS_ORD,	\
+	  0, T_INFINITE, T_INVALID, T_INVALID, 65536,			\
+	  XPG4_1, &inet_tcp_ops, &inet_tcp_opts, id }
+#define RAW(name, dev, fast, id)					\
+	{ name, dev, IK_RAW, fast, SOCK_RAW, IPPROTO_RAW, T_CLTS,	\
+	  65507, T_INVALID, T_INVALID, T_INVALID, 65507,		\
+	  SENDZERO | XPG4_1, &inet_dg_ops, &inet_raw_opts, id }
 
 static const struct inet_proto inet_protos[] = {
-	{ "inet_udp", "/dev/inet/udp", IK_UDP, false, SOCK_DGRAM,
-	  IPPROTO_UDP, T_CLTS, 65507, T_INVALID, T_INVALID, T_INVALID,
-	  65507, DG_FLAGS, &inet_dg_ops, &inet_udp_opts, 2201 },
-	{ "inet_tcp", "/dev/inet/tcp", IK_TCP, false, SOCK_STREAM,
-	  IPPROTO_TCP, T_COTS_ORD, 0, T_INFINITE, T_INVALID, T_INVALID,
-	  65536, TCP_FLAGS, &inet_tcp_ops, &inet_tcp_opts, 2202 },
-	{ "inet_rawip", "/dev/inet/rawip", IK_RAW, false, SOCK_RAW,
-	  IPPROTO_RAW, T_CLTS, 65507, T_INVALID, T_INVALID, T_INVALID,
-	  65507, DG_FLAGS, &inet_dg_ops, &inet_raw_opts, 2203 },
-	{ "udp", "/dev/udp", IK_UDP, true, SOCK_DGRAM,
-	  IPPROTO_UDP, T_CLTS, 65507, T_INVALID, T_INVALID, T_INVALID,
-	  65507, DG_FLAGS, &inet_dg_ops, &inet_udp_opts, 2211 },
-	{ "tcp", "/dev/tcp", IK_TCP, true, SOCK_STREAM,
-	  IPPROTO_TCP, T_COTS_ORD, 0, T_INFINITE, T_INVALID, T_INVALID,
-	  65536, TCP_FLAGS, &inet_tcp_ops, &inet_tcp_opts, 2212 },
-	{ "rawip", "/dev/rawip", IK_RAW, true, SOCK_RAW,
-	  IPPROTO_RAW, T_CLTS, 65507, T_INVALID, T_INVALID, T_INVALID,
-	  65507, DG_FLAGS, &inet_dg_ops, &inet_raw_opts, 2213 },
+	UDP("inet_udp", "/dev/inet/udp", false, 2201),
+	TCP("inet_tcp", "/dev/inet/tcp", false, 2202),
+	RAW("inet_rawip", "/dev/inet/rawip", false, 2203),
+	UDP("udp", "/dev/udp", true, 2211),
+	TCP("tcp", "/dev/tcp", true, 2212),
+	RAW("rawip", "/dev/rawip", true, 2213),
 };
 #define NPROTO (sizeof(inet_protos) / sizeof(inet_protos[0]))
 

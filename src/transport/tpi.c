@@ -243,52 +243,44 @@ static mblk_t *error_ack(mblk_t *mp, t_scalar_t prim, int tli, int unixerr)
 	return bp;
 }
 
-void tpi_ok_ack(queue_t *q, mblk_t *mp, t_scalar_t prim)
-{
-	mblk_t *bp = ok_ack(mp, prim);
-
-	if (bp == NULL)
-		tpi_fatal(q, mp, ENOMEM);
-	else
-		qreply(q, bp);
-}
-
-void tpi_error_ack(queue_t *q, mblk_t *mp, t_scalar_t prim, int tli,
-		   int unixerr)
-{
-	mblk_t *bp = error_ack(mp, prim, tli, unixerr);
-
-	if (bp == NULL)
-		tpi_fatal(q, mp, ENOMEM);
-	else
-		qreply(q, bp);
-}
-
 void tpi_up(queue_t *wq, mblk_t *mp)
 {
 	if (!putq(RD(wq), mp))
 		freemsg(mp);
 }
 
-void tpi_ok_ack_up(queue_t *wq, mblk_t *mp, t_scalar_t prim)
+/* Send the answer bp to request mp (NULL: no memory, the fatal answer)
+ * with qreply, or up through the read queue. */
+static void answer(queue_t *wq, mblk_t *mp, mblk_t *bp, bool up)
 {
-	mblk_t *bp = ok_ack(mp, prim);
-
 	if (bp == NULL)
 		tpi_fatal(wq, mp, ENOMEM);
-	else
+	else if (up)
 		tpi_up(wq, bp);
+	else
+		qreply(wq, bp);
+}
+
+void tpi_ok_ack(queue_t *q, mblk_t *mp, t_scalar_t prim)
+{
+	answer(q, mp, ok_ack(mp, prim), false);
+}
+
+void tpi_error_ack(queue_t *q, mblk_t *mp, t_scalar_t prim, int tli,
+		   int unixerr)
+{
+	answer(q, mp, error_ack(mp, prim, tli, unixerr), false);
+}
+
+void tpi_ok_ack_up(queue_t *wq, mblk_t *mp, t_scalar_t prim)
+{
+	answer(wq, mp, ok_ack(mp, prim), true);
 }
 
 void tpi_error_ack_up(queue_t *wq, mblk_t *mp, t_scalar_t prim, int tli,
 		      int unixerr)
 {
-	mblk_t *bp = error_ack(mp, prim, tli, unixerr);
-
-	if (bp == NULL)
-		tpi_fatal(wq, mp, ENOMEM);
-	else
-		tpi_up(wq, bp);
+	answer(wq, mp, error_ack(mp, prim, tli, unixerr), true);
 }
 
 void tpi_addr_ack_fill(mblk_t *bp, const void *loc, size_t ll,
