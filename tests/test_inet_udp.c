@@ -242,13 +242,33 @@ static void test_data(void)
 	CHECK_RET(t_close(c), 0);
 }
 
+/* t_optmgmt(fd) of the option (o, olen) with flags, the answer into
+ * (r, rmax): the call's result; *rflags the answer's flags. */
+static int optmgmt(int fd, t_scalar_t flags, const void *o, unsigned olen,
+		   void *r, unsigned rmax, t_scalar_t *rflags)
+{
+	struct t_optmgmt req, ret;
+	int rv;
+
+	memset(&req, 0, sizeof(req));
+	req.flags = flags;
+	req.opt.buf = (char *)o;
+	req.opt.len = olen;
+	memset(&ret, 0, sizeof(ret));
+	ret.opt.buf = r;
+	ret.opt.maxlen = rmax;
+	rv = t_optmgmt(fd, &req, &ret);
+	*rflags = ret.flags;
+	return rv;
+}
+
 /* A long burst: all delivered, and the batching provider needs fewer
  * sending calls than datagrams. */
 static void test_burst(void)
 {
 	struct sockaddr_storage aa, ba, src;
 	struct inet_stats sa, sb;
-	struct t_optmgmt req, ret;
+	t_scalar_t fl;
 	struct {
 		struct t_opthdr h;
 		t_scalar_t v;
@@ -258,14 +278,8 @@ static void test_burst(void)
 
 	a = open_bound(&aa);
 	b = open_bound(&ba);
-	memset(&req, 0, sizeof(req));
-	req.flags = T_NEGOTIATE;
-	req.opt.buf = (char *)&o;
-	req.opt.len = sizeof(o);
-	memset(&ret, 0, sizeof(ret));
-	ret.opt.buf = (char *)&r;
-	ret.opt.maxlen = sizeof(r);
-	CHECK_RET(t_optmgmt(b, &req, &ret), 0);
+	CHECK_RET(optmgmt(b, T_NEGOTIATE, &o, sizeof(o), &r, sizeof(r), &fl),
+		  0);
 	for (int i = 0; i < n; i++) {
 		memcpy(buf, &i, sizeof(i));
 		CHECK_RET(snd(a, &ba, buf, 64), 0);
@@ -374,7 +388,6 @@ static void test_uderr(void)
 
 static void test_options(void)
 {
-	struct t_optmgmt req, ret;
 	struct {
 		struct t_opthdr h;
 		t_scalar_t v;
@@ -383,6 +396,7 @@ static void test_options(void)
 		struct t_opthdr h;
 		t_uscalar_t v;
 	} ttl = { { sizeof(ttl), INET_IP, T_IP_TTL, 0 }, 7 }, rt;
+	t_scalar_t fl;
 	int fd = t_open(dev, O_RDWR, NULL);
 
 	REQUIRE(fd >= 0);
@@ -392,48 +406,35 @@ static void test_options(void)
 	o.h.name = XTI_SNDBUF;
 	o.h.status = 0;
 	o.v = 65536;
-	memset(&req, 0, sizeof(req));
-	req.flags = T_NEGOTIATE;
-	req.opt.buf = (char *)&o;
-	req.opt.len = sizeof(o);
-	memset(&ret, 0, sizeof(ret));
-	ret.opt.buf = (char *)&r;
-	ret.opt.maxlen = sizeof(r);
-	CHECK_RET(t_optmgmt(fd, &req, &ret), 0);
-	CHECK_EQ(ret.flags, T_SUCCESS);
+	CHECK_RET(optmgmt(fd, T_NEGOTIATE, &o, sizeof(o), &r, sizeof(r), &fl),
+		  0);
+	CHECK_EQ(fl, T_SUCCESS);
 	CHECK_EQ(r.v, 65536);
-	req.flags = T_CURRENT;
-	CHECK_RET(t_optmgmt(fd, &req, &ret), 0);
+	CHECK_RET(optmgmt(fd, T_CURRENT, &o, sizeof(o), &r, sizeof(r), &fl),
+		  0);
 	CHECK_EQ(r.v, 65536);
 	/* one above what the kernel allows: granted less */
 	o.v = 0x7fffff00;
-	req.flags = T_NEGOTIATE;
-	CHECK_RET(t_optmgmt(fd, &req, &ret), 0);
-	CHECK_EQ(ret.flags, T_PARTSUCCESS);
+	CHECK_RET(optmgmt(fd, T_NEGOTIATE, &o, sizeof(o), &r, sizeof(r), &fl),
+		  0);
+	CHECK_EQ(fl, T_PARTSUCCESS);
 	CHECK(r.v > 0 && r.v < 0x7fffff00);
 	/* IP_TTL by both names */
-	req.opt.buf = (char *)&ttl;
-	req.opt.len = sizeof(ttl);
-	ret.opt.buf = (char *)&rt;
-	ret.opt.maxlen = sizeof(rt);
-	CHECK_RET(t_optmgmt(fd, &req, &ret), 0);
-	CHECK_EQ(ret.flags, T_SUCCESS);
+	CHECK_RET(optmgmt(fd, T_NEGOTIATE, &ttl, sizeof(ttl), &rt, sizeof(rt),
+			  &fl), 0);
+	CHECK_EQ(fl, T_SUCCESS);
 	ttl.h.name = IP_TTL;
-	req.flags = T_CURRENT;
-	CHECK_RET(t_optmgmt(fd, &req, &ret), 0);
+	CHECK_RET(optmgmt(fd, T_CURRENT, &ttl, sizeof(ttl), &rt, sizeof(rt),
+			  &fl), 0);
 	CHECK_EQ(rt.v, 7u);
 	CHECK_EQ(rt.h.name, (t_uscalar_t)IP_TTL);
 	/* an option nobody knows */
 	o.h.level = INET_UDP;
 	o.h.name = 0x7777;
 	o.v = 1;
-	req.flags = T_NEGOTIATE;
-	req.opt.buf = (char *)&o;
-	req.opt.len = sizeof(o);
-	ret.opt.buf = (char *)&r;
-	ret.opt.maxlen = sizeof(r);
-	CHECK_RET(t_optmgmt(fd, &req, &ret), 0);
-	CHECK_EQ(ret.flags, T_NOTSUPPORT);
+	CHECK_RET(optmgmt(fd, T_NEGOTIATE, &o, sizeof(o), &r, sizeof(r), &fl),
+		  0);
+	CHECK_EQ(fl, T_NOTSUPPORT);
 	CHECK_RET(t_close(fd), 0);
 }
 
