@@ -617,8 +617,10 @@ static void rputback(struct sthead *sh, mblk_t *mp, bool cached,
 		     unsigned long b0, unsigned long bl0)
 {
 	if (cached) {
-		rconsumed(sh, b0, bl0, mp);
+		/* (back first: rconsumed pays at once when the cache is
+		 * empty, and a part-read message keeps it from being so) */
 		rcache_push_front(sh, mp);
+		rconsumed(sh, b0, bl0, mp);
 		return;
 	}
 	putbq(sh->sh_sd.sd_rq, mp);
