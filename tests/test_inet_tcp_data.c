@@ -10,9 +10,15 @@
  * connection ended; interoperation with plain sockets: a socket client
  * against an XTI server and an XTI client against a socket server, data
  * and release both ways; options with the connect request, and
- * TCP_NODELAY negotiated on a connection and read back.
+ * TCP_NODELAY negotiated on a connection and read back; a burst of
+ * small sends that nothing follows arrives whole and at once (/dev/tcp
+ * holds a stream of writes for one batch, and a timeout sends the
+ * rest), in fewer sends than messages, with TCP_NODELAY too.
  */
 #include "test_inet_tcp_lib.h"
+
+#include <stropts.h>
+#include <sys/inet_stats.h>
 
 static void test_more(void)
 {
@@ -401,6 +407,66 @@ static void test_connect_opts(void)
 	CHECK_RET(t_close(lfd), 0);
 }
 
+static void get_stats(int fd, struct inet_stats *st)
+{
+	struct strioctl ic = { INET_IOC_STATS, -1, sizeof(*st), (char *)st };
+
+	memset(st, 0, sizeof(*st));
+	CHECK_RET(ioctl(fd, I_STR, &ic), 0);
+}
+
+/* Set TCP_NODELAY on a connected endpoint. */
+static void set_nodelay(int fd)
+{
+	struct {
+		struct t_opthdr h;
+		t_uscalar_t v;
+	} o = { { sizeof(o), INET_TCP, T_TCP_NODELAY, 0 }, T_YES }, back;
+	struct t_optmgmt req = { { 0, sizeof(o), (char *)&o }, T_NEGOTIATE };
+	struct t_optmgmt ret = { { sizeof(back), 0, (char *)&back }, 0 };
+
+	CHECK_RET(t_optmgmt(fd, &req, &ret), 0);
+	CHECK_EQ(ret.flags, T_SUCCESS);
+}
+
+#define BURST 200
+
+static void test_burst(bool nodelay)
+{
+	struct inet_stats st;
+	char got[BURST];
+	int c, s;
+	long t0;
+
+	REQUIRE(xt_pair(&c, &s) == 0);
+	if (nodelay)
+		set_nodelay(c);
+	t0 = now_ms();
+	for (int i = 0; i < BURST; i++) {
+		char b = (char)(i * 7);
+
+		CHECK_RET(t_snd(c, &b, 1, 0), 1);
+	}
+	/* nothing follows: the tail of the burst is not held for long */
+	CHECK_RET(xt_rcv_all(s, got, BURST), 0);
+	CHECK(now_ms() - t0 < 1000);
+	for (int i = 0; i < BURST; i++)
+		if (got[i] != (char)(i * 7)) {
+			CHECK_EQ(got[i], (char)(i * 7));
+			break;
+		}
+	get_stats(c, &st);
+	CHECK_EQ(st.tx_msgs, BURST);
+	CHECK_EQ(st.tx_sent, BURST);
+	CHECK_EQ(st.tx_drops, 0);
+	if (strcmp(cur->dev, "/dev/tcp") == 0)
+		CHECK(st.tx_calls < BURST);	/* batched */
+	else
+		CHECK_EQ(st.tx_calls, BURST);	/* one call each */
+	CHECK_RET(t_close(c), 0);
+	CHECK_RET(t_close(s), 0);
+}
+
 int main(void)
 {
 	FOR_EACH_CFG({
@@ -412,6 +478,8 @@ int main(void)
 		test_socket_client();
 		test_socket_server();
 		test_connect_opts();
+		test_burst(false);
+		test_burst(true);
 	});
 	T_DONE();
 }

@@ -143,6 +143,7 @@ struct inet_ep {
 	uint64_t opt_set;		/* lock: bit i: table entry i */
 	union topt_val *opt_val;	/* lock: their values */
 	int ttl, tos;			/* lock: INET_IP values in effect */
+	int nodelay;			/* atomic: TCP_NODELAY negotiated on */
 	int raw_proto;			/* lock: IP protocol of the socket */
 
 	/* One thread at a time moves data through the socket in each

@@ -312,6 +312,9 @@ static t_uscalar_t opt_set(void *arg, const struct topt_def *d,
 			ep->ttl = (int)v->i;
 		else if (d->level == INET_IP && d->name == T_IP_TOS)
 			ep->tos = (int)v->i;
+		else if (d->level == INET_TCP && d->name == T_TCP_NODELAY)
+			__atomic_store_n(&ep->nodelay, v->i == T_YES,
+					 __ATOMIC_RELAXED);
 	}
 	return r;
 }

@@ -165,7 +165,7 @@
 #include "tpi.h"
 
 #define TCP_MAXQLEN	128		/* largest CONIND_number granted */
-#define TCP_BATCH	64		/* messages per sendmsg (fast) */
+#define TCP_BATCH	256		/* messages per sendmsg (fast) */
 #define TCP_BATCH_BYTES	(256 * 1024)	/* bytes per sendmsg (fast) */
 #define TCP_IOV		256		/* iovec entries per sendmsg */
 #define TCP_RDBYTES	65536		/* bytes per readv (fast) */
@@ -852,6 +852,14 @@ static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 		} else if (pp->more_held) {
 			pp->more_held = false;
 			seq_end = true;
+		} else if (ep->pr->fast &&
+			   !__atomic_load_n(&ep->nodelay, __ATOMIC_RELAXED)) {
+			/* a stream of writes: the writer sends full
+			 * batches, the timeout what is left of one */
+			if (pp->tmo == 0 && !pp->closing)
+				pp->tmo = timeout(more_timeout, ep,
+						  TCP_MORE_TICKS);
+			held = pp->tmo != 0;
 		}
 	}
 	inet_unlock(ep);
