@@ -51,13 +51,15 @@
  *   latency of /dev/inet/tcp); otherwise it is
  *   queued (the write queue does not enable its service procedure on
  *   putq) and flushed with one sendmsg() of up to TCP_BATCH messages /
- *   TCP_BATCH_BYTES: at once when that much is queued, else by the I/O
- *   thread, kicked by arming POLLOUT (a TCP socket with room is writable
- *   at once), so nothing waits longer than one kick.  A T_MORE sequence
- *   is gathered without a kick and flushed by the writer when it ends
- *   (the first message without T_MORE), or when a batch is full; a
- *   timeout (TCP_MORE_TICKS) bounds how long a sequence that does not
- *   end is held.  TCP_NODELAY stays the kernel's business.
+ *   TCP_BATCH_BYTES: by the writer at once when that much is queued,
+ *   else by a timeout (TCP_MORE_TICKS, one tick) that the first queued
+ *   message sets, so the tail of a burst waits at most a tick.  (Waking
+ *   the I/O thread for each message instead made batches of a dozen
+ *   and a cross-CPU handoff per batch.)  With TCP_NODELAY negotiated on,
+ *   the I/O thread is kicked at once by arming POLLOUT (a TCP socket
+ *   with room is writable at once), as before.  A T_MORE sequence is
+ *   gathered the same way and flushed by the writer when it ends (the
+ *   first message without T_MORE) or when a batch is full.
  * Expedited data (T_EXDATA_REQ, T_OPTDATA_REQ with T_ODF_EX) is sent
  * with MSG_OOB, in order with normal data: TCP's urgent pointer marks
  * only the LAST byte of it as urgent; the bytes before it arrive as
