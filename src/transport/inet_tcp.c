@@ -771,6 +771,7 @@ static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 	size_t dlen, optlen = 0;
 	bool ex = false, more = false, direct = false, held = false;
 	bool seq_end = false;
+	size_t qb;
 	mblk_t *m;
 
 	if (prim < 0) {
@@ -883,10 +884,13 @@ static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 			flush(ep);
 		return;
 	}
-	if (LOAD(pp->nq) >= TCP_BATCH ||
-	    __atomic_load_n(&ep->wq->q_count, __ATOMIC_RELAXED) >=
-		    TCP_BATCH_BYTES || seq_end)
-		flush(ep);	/* a full batch, or a T_MORE sequence ends */
+	qb = __atomic_load_n(&ep->wq->q_count, __ATOMIC_RELAXED);
+	if (LOAD(pp->nq) >= TCP_BATCH || qb >= TCP_BATCH_BYTES ||
+	    qb >= __atomic_load_n(&ep->wq->q_hiwat, __ATOMIC_RELAXED) / 2 ||
+	    seq_end)
+		flush(ep);	/* a full batch (before the queue is full and
+				   the writer waits), or a T_MORE sequence
+				   ends */
 	else if (!held && !LOAD(pp->wblocked))
 		kick_out(ep);	/* the I/O thread flushes soon */
 }
