@@ -809,6 +809,16 @@ static int read_wait_direct(struct rctx *c, struct strkev *ke, int efd)
 	return err;
 }
 
+/* sth_spin's look for a reader of a ke_direct stream: pull what the
+ * socket has, then is there something to read? */
+static bool pulled(void *arg)
+{
+	struct sthead *sh = arg;
+
+	sth_pull(sh, KEV_PULL);
+	return readable(sh);
+}
+
 static int read_wait(struct rctx *c)
 {
 	struct sthead *sh = c->sh;
@@ -819,6 +829,11 @@ static int read_wait(struct rctx *c)
 	struct settle st = { sh, 0 };
 	ke = __atomic_load_n(&sh->sh_sd.sd_kev, __ATOMIC_ACQUIRE);
 	if (ke != NULL && ke->ke_direct && (efd = kevfd(sh)) >= 0) {
+		/* an answer is often a few microseconds away: look for it
+		 * (each look a non-blocking read of the socket) for the
+		 * spin budget before paying for a sleep and a wake-up */
+		if (sth_spin(c->t, pulled, sh))
+			return 0;
 		if ((err = read_wait_direct(c, ke, efd)) >= 0)
 			return err;
 		told = true;
