@@ -115,6 +115,27 @@ static inline int open_tm(int oflag)
 	return fd;
 }
 
+/* fork() with stdio flushed first (nothing printed twice). */
+static inline pid_t fork_flushed(void)
+{
+	fflush(stdout);
+	fflush(stderr);
+	return fork();
+}
+
+/* The exit status of child pid: 100 if a signal killed it, -1 if it is
+ * not our child. */
+static inline int wait_child(pid_t pid)
+{
+	int st = 0;
+
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	if (WIFSIGNALED(st))
+		fprintf(stderr, "child killed by signal %d\n", WTERMSIG(st));
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 100;
+}
+
 /* A STREAMS pipe; REQUIREd. */
 static inline void open_pipe(int fds[2])
 {

@@ -16,28 +16,11 @@
 
 #define NMSG 3000
 
-static pid_t do_fork(void)
-{
-	fflush(stdout);
-	fflush(stderr);
-	return fork();
-}
 
 static void child_exit(int bad)
 {
 	fflush(stderr);
 	exit(bad);
-}
-
-static int wait_child(pid_t pid)
-{
-	int st = 0;
-
-	if (waitpid(pid, &st, 0) != pid)
-		return -1;
-	if (WIFSIGNALED(st))
-		fprintf(stderr, "child killed by signal %d\n", WTERMSIG(st));
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 100;
 }
 
 static size_t msg_len(int i)
@@ -60,7 +43,7 @@ static void test_oneway(void)
 	pid_t pid;
 
 	open_pipe(fds);
-	pid = do_fork();
+	pid = fork_flushed();
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
 		int bad = 0;
@@ -101,7 +84,7 @@ static void test_msgs(void)
 	pid_t pid;
 
 	open_pipe(fds);
-	pid = do_fork();
+	pid = fork_flushed();
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
 		char c[64], d[64];
@@ -157,7 +140,7 @@ static void test_flow(void)
 	size_t got = 0, want = (size_t)nchunk * sizeof(buf);
 
 	open_pipe(fds);
-	pid = do_fork();
+	pid = fork_flushed();
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
 		uint32_t seq = 0;
@@ -202,7 +185,7 @@ static void test_poll(void)
 	char c;
 
 	open_pipe(fds);
-	pid = do_fork();
+	pid = fork_flushed();
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
 		close(fds[0]);
@@ -231,7 +214,7 @@ static void test_pingpong(void)
 	pid_t pid;
 
 	open_pipe(fds);
-	pid = do_fork();
+	pid = fork_flushed();
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
 		int bad = 0;
@@ -270,7 +253,7 @@ static void test_shared_ends(void)
 	char b[8];
 
 	open_pipe(fds);
-	pid = do_fork();
+	pid = fork_flushed();
 	REQUIRE(pid >= 0);
 	if (pid == 0)
 		child_exit(write(fds[1], "c", 1) == 1 ? 0 : 1);
@@ -303,7 +286,7 @@ static void test_private_mirror(void)
 	open_pipe(fds);
 	REQUIRE(pipe(go) == 0 && pipe(done) == 0);
 	CHECK_RET(write(fds[1], "z", 1), 1);	/* queued at fds[0]'s head */
-	pid = do_fork();
+	pid = fork_flushed();
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
 		struct pollfd p = { fds[0], POLLIN, 0 };

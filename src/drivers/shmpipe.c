@@ -33,6 +33,26 @@
  * thread, so a doorbell runs the puller and restarts a waiting write
  * queue, and when every process has closed the other end its socket
  * reports hangup: once the ring is drained, M_HANGUP goes up.
+ *
+ * Descriptors (I_SENDFD).  A M_PASSFP cannot be copied into the ring:
+ * its descriptor means nothing in another process.  Each pipe has a
+ * second socketpair for them (SOCK_STREAM, never armed, one socket per
+ * end like the doorbells).  The writer, with the ring's producer lock
+ * held and room found, sends the descriptor with SCM_RIGHTS on its end's
+ * socket in a 16-byte packet naming a sequence number unique among all
+ * processes (pid << 32 | count), then puts a small M_PASSFP record into
+ * the ring carrying that number and the sender's uid and gid.  Producers
+ * are serialised, so packets and records are in the same order, and a
+ * packet is in the socket before its record is published.  The puller
+ * that meets the record (it holds the consumers' lock, whichever process
+ * it is in) reads the next packet, checks the number, and sends up an
+ * ordinary M_PASSFP (sth_passfp_new) at the record's place in the
+ * message order.  So a descriptor goes to the process that pulls its
+ * record even when several hold the receiving end.  Descriptors never
+ * received: those in a head's queue are closed with the message, those
+ * in the socket by the kernel with the socket's last holder.  A stream
+ * descriptor is refused by I_SENDFD on such a pipe (EXDEV, sth_ioctl.c):
+ * its stream lives in the sending process only.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -45,6 +65,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <sys/cmn_err.h>
 #include <sys/strconf.h>
 
 #include "strsubr.h"
@@ -55,9 +76,31 @@
 #define HIPRI_RESERVE	8192	/* ring bytes only high priority may use */
 #define PULL_BATCH	64	/* records a reader's pull takes at once */
 
+#define FDMAGIC		0x53465044u	/* "SFPD": a descriptor's record */
+#define FDSEND_TRIES	20		/* 100 ms waits for socket room */
+
+/* In the ring: the record a M_PASSFP becomes. */
+struct shp_fdrec {
+	uint32_t magic;
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t pad;
+	uint64_t seq;
+};
+
+/* On the descriptor socket, with the descriptor: its number. */
+struct shp_fdmsg {
+	uint32_t magic;
+	uint32_t pad;
+	uint64_t seq;
+};
+
+static uint32_t fdseq_next;		/* atomic */
+
 /* One process's mapping of one pipe's segment, shared by its two ends. */
 struct shp_map {
 	struct shr_seg seg;
+	int memfd;			/* the segment, to share it; fixed */
 	int refs;			/* ends of this process using it; atomic */
 };
 
@@ -75,6 +118,9 @@ struct shp_end {
 	int pull_again;			/* 1: pull once more, 2: and arm;
 					   atomic (see pull) */
 	bufcall_id_t bufcall;		/* waiting for memory; pull lock */
+	int fdsock;			/* descriptors: sent on it by this
+					   end's producers, received by its
+					   consumers; fixed */
 };
 
 static void ring_doorbell(struct shp_end *e)
@@ -89,6 +135,7 @@ static void drain_doorbells(struct shp_end *e)
 {
 	char buf[64];
 
+	/* (anything but a byte is dropped: descriptors come elsewhere) */
 	while (recv(e->ke.ke_fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
 		;
 }
@@ -112,6 +159,79 @@ static bool waited_for(struct shp_end *e)
 static void kick(void *arg)
 {
 	qenable(arg);
+}
+
+/* The next descriptor on the socket, which must be numbered seq; -1
+ * if there is none or it is not (consumers' lock held). */
+static int fd_recv(struct shp_end *e, uint64_t seq)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+	} cm;
+	struct shp_fdmsg m;
+	struct iovec iov = { &m, sizeof(m) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cm.buf, .msg_controllen = sizeof(cm.buf),
+	};
+	struct cmsghdr *c;
+	ssize_t n;
+	int fd = -1;
+
+	n = recvmsg(e->fdsock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	for (c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c != NULL;
+	     c = CMSG_NXTHDR(&mh, c)) {
+		size_t k;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t j = 0; j < k; j++) {
+			int x;
+
+			memcpy(&x, CMSG_DATA(c) + j * sizeof(int), sizeof(x));
+			if (fd < 0)
+				fd = x;
+			else
+				close(x);	/* more than one: not ours */
+		}
+	}
+	if (fd >= 0 && (n != (ssize_t)sizeof(m) || m.magic != FDMAGIC ||
+			m.seq != seq || (mh.msg_flags & MSG_CTRUNC))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/*
+ * A M_PASSFP record pulled (pull lock and consumers' lock held): the
+ * M_PASSFP with its descriptor, or NULL with *err EPROTO when the
+ * record or its packet is not what it should be, ENOMEM when no memory
+ * (the descriptor is closed).
+ */
+static mblk_t *fd_claim(struct shp_end *e, mblk_t *rec, int *err)
+{
+	struct shp_fdrec r;
+	mblk_t *mp;
+	int fd;
+
+	if (rec->b_cont != NULL || MBLKL(rec) != sizeof(r)) {
+		freemsg(rec);
+		*err = EPROTO;
+		return NULL;
+	}
+	memcpy(&r, rec->b_rptr, sizeof(r));
+	freemsg(rec);
+	if (r.magic != FDMAGIC || (fd = fd_recv(e, r.seq)) < 0) {
+		*err = EPROTO;
+		return NULL;
+	}
+	mp = sth_passfp_new(fd, (uid_t)r.uid, (gid_t)r.gid);
+	if (mp == NULL)
+		*err = ENOMEM;
+	return mp;
 }
 
 /* One pass of pulling, pull lock held: move records up while the stream
@@ -140,6 +260,12 @@ static bool pull_locked(struct shp_end *e, bool arm)
 			}
 			if ((mp = shr_get(seg, in, &err)) == NULL)
 				break;
+			if (mp->b_datap->db_type == M_PASSFP &&
+			    (mp = fd_claim(e, mp, &err)) == NULL) {
+				if (err == ENOMEM)
+					err = 0;	/* the record is gone */
+				break;
+			}
 			putnext(e->rq, mp);
 		}
 		if (shr_wake_producer(seg, in))
@@ -223,17 +349,90 @@ static bool hipri(const mblk_t *mp)
 	return mp->b_datap->db_type >= QPCTL;
 }
 
+/* The ring record for a M_PASSFP: NULL if mp is not a descriptor of
+ * ours (then it is dropped) or no memory. */
+static mblk_t *fdrec_new(mblk_t *mp, int *fdp)
+{
+	struct shp_fdrec r = { .magic = FDMAGIC };
+	uid_t uid;
+	gid_t gid;
+	mblk_t *rec;
+
+	if ((*fdp = sth_passfp_peek(mp, &uid, &gid)) < 0 ||
+	    (rec = allocb(sizeof(r), BPRI_MED)) == NULL)
+		return NULL;
+	r.uid = (uint32_t)uid;
+	r.gid = (uint32_t)gid;
+	r.seq = (uint64_t)getpid() << 32 |
+		__atomic_fetch_add(&fdseq_next, 1, __ATOMIC_RELAXED);
+	rec->b_datap->db_type = M_PASSFP;
+	memcpy(rec->b_wptr, &r, sizeof(r));
+	rec->b_wptr += sizeof(r);
+	return rec;
+}
+
+/* Send fd numbered by rec on the descriptor socket (producer lock held):
+ * false if it cannot go (the other end gone, or nobody there reads the
+ * socket for seconds). */
+static bool fd_send(struct shp_end *e, const mblk_t *rec, int fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct shp_fdrec r;
+	struct shp_fdmsg m = { .magic = FDMAGIC };
+	struct iovec iov = { &m, sizeof(m) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cm.buf, .msg_controllen = sizeof(cm.buf),
+	};
+	struct cmsghdr *c;
+
+	memcpy(&r, rec->b_rptr, sizeof(r));
+	m.seq = r.seq;
+	memset(&cm, 0, sizeof(cm));
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	for (int tries = 0; tries < FDSEND_TRIES; tries++) {
+		struct pollfd pfd = { e->fdsock, POLLOUT, 0 };
+
+		if (sendmsg(e->fdsock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) ==
+		    (ssize_t)sizeof(m))
+			return true;
+		if (errno != EAGAIN && errno != EINTR && errno != ENOBUFS)
+			return false;
+		/* full: a receiver is taking them, or will be soon */
+		(void)poll(&pfd, 1, 100);
+	}
+	return false;
+}
+
 /* Put mp into the ring; false when it must wait for room: then the
  * consumer has been asked for a doorbell, and wblocked was set before
- * asking, so the doorbell's handler (shp_run) always sees it. */
+ * asking, so the doorbell's handler (shp_run) always sees it.  A
+ * M_PASSFP goes as a record, its descriptor on the socket. */
 static bool ring_put(struct shp_end *e, mblk_t *mp, bool *wake)
 {
 	struct shr_seg *seg = &e->map->seg;
-	size_t need = shr_recsize(seg, mp);
+	mblk_t *rec = NULL;
+	size_t need;
+	int fd = -1;
 	bool ok;
 
+	if (mp->b_datap->db_type == M_PASSFP) {
+		if ((rec = fdrec_new(mp, &fd)) == NULL) {
+			freemsg(mp);	/* closes the descriptor */
+			return true;
+		}
+	}
+	need = shr_recsize(seg, rec != NULL ? rec : mp);
 	if (need == 0) {
 		/* larger than a ring can ever carry: an error, not a loss */
+		freemsg(rec);
 		freemsg(mp);
 		putnextctl1(e->rq, M_ERROR, EMSGSIZE);
 		return true;
@@ -247,14 +446,16 @@ static bool ring_put(struct shp_end *e, mblk_t *mp, bool *wake)
 		shr_wait_room(seg, e->side);
 		ok = shr_room(seg, e->side, need);
 	}
-	if (ok) {
-		shr_put(seg, e->side, mp);
+	if (ok && (rec == NULL || fd_send(e, rec, fd))) {
+		shr_put(seg, e->side, rec != NULL ? rec : mp);
 		if (shr_wake_consumer(seg, e->side))
 			*wake = true;
 	}
 	shr_punlock(seg, e->side);
+	if (rec != NULL)
+		freemsg(rec);
 	if (ok)
-		freemsg(mp);
+		freemsg(mp);	/* a descriptor sent: ours is closed */
 	return ok;
 }
 
@@ -296,11 +497,6 @@ static int shp_wput(queue_t *q, mblk_t *mp)
 		break;
 	case M_IOCTL:
 		drv_nak(q, mp, EINVAL);
-		return 0;
-	case M_PASSFP:
-		/* descriptors do not cross processes through the ring */
-		freemsg(mp);
-		putnextctl1(e->rq, M_ERROR, EPROTO);
 		return 0;
 	default:
 		break;
@@ -370,12 +566,17 @@ static int shp_open(queue_t *q, dev_t *devp, int oflag, int sflag,
 	return 0;
 }
 
+static void map_free(struct shp_map *m)
+{
+	shr_unmap(&m->seg);
+	close(m->memfd);
+	free(m);
+}
+
 static void map_rele(struct shp_map *m)
 {
-	if (__atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-		shr_unmap(&m->seg);
-		free(m);
-	}
+	if (__atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		map_free(m);
 }
 
 static int shp_close(queue_t *q, int oflag, cred_t *cr)
@@ -389,6 +590,7 @@ static int shp_close(queue_t *q, int oflag, cred_t *cr)
 	close(e->ke.ke_fd);
 	map_rele(e->map);
 	q->q_ptr = WR(q)->q_ptr = NULL;
+	close(e->fdsock);
 	free(e);
 	return 0;
 }
@@ -405,13 +607,15 @@ struct cdevsw shmpipe_cdev = {
 	.d_name = "shmpipe", .d_str = &shp_info, .d_flag = D_MP,
 };
 
-static struct shp_end *end_new(struct shp_map *m, int side, int fd)
+static struct shp_end *end_new(struct shp_map *m, int side, int fd,
+			      int fdsock)
 {
 	struct shp_end *e = calloc(1, sizeof(*e));
 
 	if (e == NULL)
 		return NULL;
 	e->ke.ke_fd = fd;
+	e->fdsock = fdsock;
 	e->ke.ke_run = shp_run;
 	e->map = m;
 	e->side = side;
@@ -423,6 +627,7 @@ static void end_free(struct shp_end *e)
 	str_kev_detach(&e->ke);
 	close(e->ke.ke_fd);
 	map_rele(e->map);
+	close(e->fdsock);
 	free(e);
 }
 
@@ -433,35 +638,41 @@ int shmpipe_convert(struct stdata *a, queue_t *a_low_wq, queue_t *a_up_rq,
 	struct shp_map *m;
 	struct shp_end *ea, *eb;
 	queue_t *a_old = __atomic_load_n(&a_low_wq->q_next, __ATOMIC_ACQUIRE);
-	int sv[2], memfd, err;
+	int sv[2], fsv[2], err;
 
 	m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return ENOMEM;
-	if ((err = -shr_create(&m->seg, &memfd)) != 0) {
+	if ((err = -shr_create(&m->seg, &m->memfd)) != 0) {
 		free(m);
 		return err;
 	}
-	close(memfd);		/* the mappings keep the segment */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		err = errno;
-		shr_unmap(&m->seg);
-		free(m);
+		map_free(m);
+		return err;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fsv) < 0) {
+		err = errno;
+		close(sv[0]);
+		close(sv[1]);
+		map_free(m);
 		return err;
 	}
 	/* both consumers start idle: the first record rings */
 	m->seg.hdr->ring[0].cwait = 1;
 	m->seg.hdr->ring[1].cwait = 1;
 	m->refs = 2;
-	ea = end_new(m, 0, sv[0]);
-	eb = end_new(m, 1, sv[1]);
+	ea = end_new(m, 0, sv[0], fsv[0]);
+	eb = end_new(m, 1, sv[1], fsv[1]);
 	if (ea == NULL || eb == NULL) {
 		free(ea);
 		free(eb);
-		close(sv[0]);
-		close(sv[1]);
-		shr_unmap(&m->seg);
-		free(m);
+		for (int i = 0; i < 2; i++) {
+			close(sv[i]);
+			close(fsv[i]);
+		}
+		map_free(m);
 		return ENOMEM;
 	}
 	if ((err = -str_kev_attach(&ea->ke)) != 0 ||

@@ -28,4 +28,11 @@ bool shmpipe_is(const struct cdevsw *cdev);
 
 extern struct cdevsw shmpipe_cdev;
 
+/* Provided by the stream head (sth_ioctl.c): the M_PASSFP of I_SENDFD.
+ * sth_passfp_new makes one that owns fd (closed if NULL is returned);
+ * sth_passfp_peek returns the descriptor one carries (still its own),
+ * -1 if mp is not such a message. */
+mblk_t *sth_passfp_new(int fd, uid_t uid, gid_t gid);
+int sth_passfp_peek(const mblk_t *mp, uid_t *uid, gid_t *gid);
+
 #endif

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "sthead.h"
+#include "../drivers/shmpipe.h"
 
 #define STRTIMOUT	15	/* seconds, default I_STR time-out */
 #define IOCBLKSZ	64	/* room for iocblk, copyreq, copyresp */
@@ -648,10 +649,53 @@ static void passfp_free(char *arg)
 	free(p);
 }
 
+/* A M_PASSFP carrying fd (which it owns from now on, even when NULL is
+ * returned: then fd is closed) from uid and gid. */
+mblk_t *sth_passfp_new(int fd, uid_t uid, gid_t gid)
+{
+	struct passfp *p;
+	mblk_t *mp;
+
+	p = calloc(1, sizeof(*p));
+	if (p == NULL) {
+		close(fd);
+		return NULL;
+	}
+	p->fd = fd;
+	p->uid = uid;
+	p->gid = gid;
+	p->frtn.free_func = passfp_free;
+	p->frtn.free_arg = (char *)p;
+	mp = esballoc((unsigned char *)p, sizeof(*p), BPRI_MED, &p->frtn);
+	if (mp == NULL) {
+		passfp_free((char *)p);
+		return NULL;
+	}
+	mp->b_datap->db_type = M_PASSFP;
+	mp->b_wptr += sizeof(*p);
+	return mp;
+}
+
+/* What a M_PASSFP made by sth_passfp_new carries; the descriptor stays
+ * the message's (closed when it is freed).  -1 if mp is not one. */
+int sth_passfp_peek(const mblk_t *mp, uid_t *uid, gid_t *gid)
+{
+	const struct passfp *p;
+
+	if (mp->b_datap->db_type != M_PASSFP ||
+	    mp->b_datap->db_frtnp == NULL ||
+	    mp->b_datap->db_frtnp->free_func != passfp_free ||
+	    MBLKL(mp) != sizeof(*p))
+		return -1;
+	p = (const struct passfp *)mp->b_rptr;
+	*uid = p->uid;
+	*gid = p->gid;
+	return p->fd;
+}
+
 static int ioc_sendfd(struct ictx *c, int fd)
 {
 	struct sthead *sh = c->sh;
-	struct passfp *p;
 	mblk_t *mp;
 	int err, nfd;
 
@@ -664,27 +708,17 @@ static int ioc_sendfd(struct ictx *c, int fd)
 		return EAGAIN;
 	if (fd < 0 || sth_real.fcntl(fd, F_GETFD) < 0)
 		return EBADF;
-	p = calloc(1, sizeof(*p));
-	if (p == NULL)
-		return EAGAIN;
+	/* A stream lives in this process's executive: across processes
+	 * its descriptor would reach only the kernel socket behind it. */
+	if (__atomic_load_n(&sh->sh_sd.sd_kev, __ATOMIC_ACQUIRE) != NULL &&
+	    sth_lookup(fd) != NULL)
+		return EXDEV;
 	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);	/* ours: registers streams */
-	if (nfd < 0) {
-		free(p);
+	if (nfd < 0)
 		return errno;
-	}
-	p->fd = nfd;
-	p->uid = geteuid();
-	p->gid = getegid();
-	p->frtn.free_func = passfp_free;
-	p->frtn.free_arg = (char *)p;
-	mp = esballoc((unsigned char *)p, sizeof(*p), BPRI_MED, &p->frtn);
-	if (mp == NULL) {
-		close(nfd);
-		free(p);
+	mp = sth_passfp_new(nfd, geteuid(), getegid());
+	if (mp == NULL)
 		return EAGAIN;
-	}
-	mp->b_datap->db_type = M_PASSFP;
-	mp->b_wptr += sizeof(*p);
 	putnext(sh->sh_sd.sd_wq, mp);
 	return 0;
 }
@@ -707,6 +741,8 @@ static int ioc_recvfd(struct ictx *c, void *arg)
 	if ((err = copyin(&rf, arg, sizeof(rf))) != 0)
 		return err;
 	for (;;) {
+		/* a pipe to another process: what its ring holds first */
+		sth_pull(sh, KEV_PULL);
 		read_side_begin(sh);
 		mp = str_getq_if(sh->sh_sd.sd_rq, is_passfp, NULL, &nonempty);
 		read_side_end(sh);
@@ -723,13 +759,17 @@ static int ioc_recvfd(struct ictx *c, void *arg)
 			__atomic_add_fetch(&c->f->f_refs, 1, __ATOMIC_ACQ_REL);
 			c->held = true;
 		}
+		/* the driver pulls once more and arms its wake-up */
+		sth_kevwait_begin(sh);
 		__atomic_add_fetch(&sh->sh_rwaiters, 1, __ATOMIC_ACQ_REL);
 		int seen = __atomic_load_n(&sh->sh_rseq, __ATOMIC_ACQUIRE);
 		err = 0;
 		if (__atomic_load_n(&sh->sh_sd.sd_rq->q_first,
-				    __ATOMIC_ACQUIRE) == NULL)
+				    __ATOMIC_ACQUIRE) == NULL &&
+		    !(sh_flags(sh) & (STRHUP | STRPEERGONE | STRCLOSED)))
 			err = sth_sleep(&c->t, &sh->sh_rseq, seen, -1);
 		__atomic_sub_fetch(&sh->sh_rwaiters, 1, __ATOMIC_ACQ_REL);
+		sth_kevwait_end(sh);
 		if (err != 0)
 			return err;
 	}

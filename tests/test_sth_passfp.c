@@ -1,0 +1,283 @@
+/*
+ * test_sth_passfp.c -- I_SENDFD and I_RECVFD over a STREAMS pipe whose
+ * ends are in different processes (src/drivers/shmpipe.c: the
+ * descriptor goes on the doorbell socket, a record in the ring keeps
+ * its place among the messages).
+ *
+ * Each scenario forks a child that plays one end and exits with the
+ * number of its failures; the parent plays the other end.
+ */
+#include "sth.h"
+
+#include <dirent.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+/* A pipe, then a child holding its end 1 (end 0 closed there). */
+static pid_t fork_with_pipe(int fds[2])
+{
+	pid_t pid;
+
+	open_pipe(fds);
+	pid = fork_flushed();
+	REQUIRE(pid >= 0);
+	if (pid == 0)
+		close(fds[0]);
+	return pid;
+}
+
+/* Descriptors open in this process. */
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	REQUIRE(d != NULL);
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1;		/* the directory's own */
+}
+
+/* A temporary file holding text, open for reading and writing. */
+static int temp_file(const char *text)
+{
+	char name[] = "/tmp/test_sth_passfpXXXXXX";
+	int fd = mkstemp(name);
+
+	REQUIRE(fd >= 0);
+	unlink(name);
+	REQUIRE(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	return fd;
+}
+
+/* A file and a socket to the child, which uses both. */
+static void test_file_and_socket(void)
+{
+	int fds[2], sv[2], file;
+	char b[64];
+	pid_t pid;
+
+	file = temp_file("passed file");
+	REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	pid = fork_with_pipe(fds);
+	if (pid == 0) {
+		struct strrecvfd rf;
+		int bad = 0;
+
+		close(file);
+		close(sv[0]);
+		close(sv[1]);
+		/* the file: reads from its start, at the shared offset */
+		memset(&rf, 0xff, sizeof(rf));
+		if (ioctl(fds[1], I_RECVFD, &rf) != 0 || rf.fd < 0)
+			exit(1);
+		bad += rf.uid != geteuid() || rf.gid != getegid();
+		bad += lseek(rf.fd, 0, SEEK_SET) != 0;
+		bad += read(rf.fd, b, sizeof(b)) != 11 ||
+		       memcmp(b, "passed file", 11) != 0;
+		bad += write(rf.fd, " and more", 9) != 9;
+		close(rf.fd);
+		/* the socket: a reply through it */
+		if (ioctl(fds[1], I_RECVFD, &rf) != 0 || rf.fd < 0)
+			exit(bad + 1);
+		bad += write(rf.fd, "via socket", 10) != 10;
+		close(rf.fd);
+		bad += write(fds[1], "done", 4) != 4;
+		exit(bad);
+	}
+	close(fds[1]);
+	CHECK_RET(ioctl(fds[0], I_SENDFD, file), 0);
+	CHECK_RET(ioctl(fds[0], I_SENDFD, sv[1]), 0);
+	close(sv[1]);
+	CHECK_RET(read(fds[0], b, sizeof(b)), 4);
+	CHECK_MEM(b, "done", 4);
+	CHECK_RET(read(sv[0], b, sizeof(b)), 10);
+	CHECK_MEM(b, "via socket", 10);
+	/* the child's write went to the same open file */
+	CHECK_RET(pread(file, b, sizeof(b), 0), 20);
+	CHECK_MEM(b, "passed file and more", 20);
+	CHECK_EQ(wait_child(pid), 0);
+	close(sv[0]);
+	close(file);
+	close(fds[0]);
+}
+
+/* data, descriptor, data: read() stops at the descriptor (EBADMSG),
+ * I_RECVFD on data is EBADMSG too, and the order holds.  Then the other
+ * way: the child sends, the parent receives. */
+static void test_order(void)
+{
+	int fds[2], file;
+	char b[16];
+	pid_t pid;
+
+	file = temp_file("x");
+	pid = fork_with_pipe(fds);
+	if (pid == 0) {
+		struct strrecvfd rf;
+		struct stat a, c;
+		int bad = 0;
+
+		bad += ioctl(fds[1], I_SRDOPT, RMSGD) != 0;
+		bad += read(fds[1], b, sizeof(b)) != 5 ||
+		       memcmp(b, "first", 5) != 0;
+		errno = 0;
+		bad += read(fds[1], b, sizeof(b)) != -1 || errno != EBADMSG;
+		bad += ioctl(fds[1], I_RECVFD, &rf) != 0;
+		bad += fstat(rf.fd, &a) != 0 || fstat(file, &c) != 0 ||
+		       a.st_ino != c.st_ino || a.st_dev != c.st_dev;
+		/* close-on-exec is not inherited from the sender's copy */
+		bad += fcntl(rf.fd, F_GETFD) < 0;
+		close(rf.fd);
+		errno = 0;
+		bad += ioctl(fds[1], I_RECVFD, &rf) != -1 || errno != EBADMSG;
+		bad += read(fds[1], b, sizeof(b)) != 6 ||
+		       memcmp(b, "second", 6) != 0;
+		/* now the child sends: data, descriptor */
+		bad += write(fds[1], "back", 4) != 4;
+		bad += ioctl(fds[1], I_SENDFD, file) != 0;
+		bad += write(fds[1], "end", 3) != 3;
+		exit(bad);
+	}
+	close(fds[1]);
+	CHECK_RET(write(fds[0], "first", 5), 5);
+	CHECK_RET(ioctl(fds[0], I_SENDFD, file), 0);
+	CHECK_RET(write(fds[0], "second", 6), 6);
+	{
+		struct strrecvfd rf;
+		struct stat a, c;
+
+		CHECK_RET(ioctl(fds[0], I_SRDOPT, RMSGD), 0);
+		CHECK_ERR(ioctl(fds[0], I_RECVFD, &rf), EBADMSG);
+		CHECK_RET(read(fds[0], b, sizeof(b)), 4);
+		CHECK_MEM(b, "back", 4);
+		CHECK_ERR(read(fds[0], b, sizeof(b)), EBADMSG);
+		CHECK_RET(ioctl(fds[0], I_RECVFD, &rf), 0);
+		CHECK_EQ(rf.uid, geteuid());
+		CHECK_EQ(rf.gid, getegid());
+		CHECK_RET(fstat(rf.fd, &a), 0);
+		CHECK_RET(fstat(file, &c), 0);
+		CHECK_EQ(a.st_ino, c.st_ino);
+		CHECK(rf.fd != file);
+		close(rf.fd);
+		CHECK_RET(read(fds[0], b, sizeof(b)), 3);
+		CHECK_MEM(b, "end", 3);
+	}
+	CHECK_EQ(wait_child(pid), 0);
+	close(file);
+	close(fds[0]);
+}
+
+/* Descriptors nobody receives are closed with the end: whether they
+ * reached the stream head, wait in the end's list or in the socket. */
+static void test_unclaimed(void)
+{
+	int fds[2], before, file;
+	struct pollfd pfd;
+	pid_t pid;
+
+	file = temp_file("y");
+	before = count_fds();
+	pid = fork_with_pipe(fds);
+	if (pid == 0) {
+		int bad = 0;
+
+		for (int i = 0; i < 5; i++)
+			bad += ioctl(fds[1], I_SENDFD, file) != 0;
+		bad += write(fds[1], "z", 1) != 1;
+		exit(bad);
+	}
+	close(fds[1]);
+	CHECK_EQ(wait_child(pid), 0);
+	/* something is there: the first descriptor */
+	pfd.fd = fds[0];
+	pfd.events = POLLIN;
+	CHECK_RET(poll(&pfd, 1, 5000), 1);
+	CHECK(count_fds() > before + 1);
+	close(fds[0]);
+	CHECK_EQ(count_fds(), before);
+	close(file);
+}
+
+/* The same when the receiver takes one and goes away: the child's
+ * copies of what it did not take are closed at its exit, and the
+ * sender's copies are closed once sent. */
+static void test_unclaimed_child(void)
+{
+	int fds[2], before, file;
+	char b[4];
+	pid_t pid;
+
+	file = temp_file("w");
+	pid = fork_with_pipe(fds);
+	if (pid == 0) {
+		struct strrecvfd rf;
+		int bad = 0;
+
+		bad += ioctl(fds[1], I_RECVFD, &rf) != 0;
+		close(rf.fd);
+		bad += write(fds[1], "k", 1) != 1;
+		exit(bad);
+	}
+	before = count_fds();	/* (the fork gave the pipe its driver) */
+	for (int i = 0; i < 3; i++)
+		CHECK_RET(ioctl(fds[0], I_SENDFD, file), 0);
+	CHECK_RET(read(fds[0], b, sizeof(b)), 1);
+	CHECK_EQ(wait_child(pid), 0);
+	CHECK_EQ(count_fds(), before);
+	close(fds[1]);
+	close(fds[0]);
+	close(file);
+}
+
+/* A stream descriptor cannot cross: EXDEV, nothing sent; on a pipe
+ * still inside this process it can. */
+static void test_stream_fd(void)
+{
+	int fds[2], other[2], local[2];
+	struct strrecvfd rf;
+	char b[4];
+	pid_t pid;
+
+	pid = fork_with_pipe(fds);
+	if (pid == 0) {
+		exit(read(fds[1], b, sizeof(b)) == 2 ? 0 : 1);
+	}
+	close(fds[1]);
+	open_pipe(other);
+	CHECK_ERR(ioctl(fds[0], I_SENDFD, other[0]), EXDEV);
+	CHECK_RET(write(fds[0], "ok", 2), 2);
+	CHECK_EQ(wait_child(pid), 0);
+	/* a pipe made after the fork is in this process only */
+	open_pipe(local);
+	CHECK_RET(ioctl(local[0], I_SENDFD, other[0]), 0);
+	CHECK_RET(ioctl(local[1], I_RECVFD, &rf), 0);
+	CHECK_RET(write(rf.fd, "s", 1), 1);
+	CHECK_RET(read(other[1], b, sizeof(b)), 1);
+	close(rf.fd);
+	close(local[0]);
+	close(local[1]);
+	close(other[0]);
+	close(other[1]);
+	close(fds[0]);
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+#ifdef STR_TSAN
+	/* ThreadSanitizer cannot follow a process that starts threads
+	 * after fork() */
+	T_DONE();
+#endif
+	test_file_and_socket();
+	test_order();
+	test_unclaimed();
+	test_unclaimed_child();
+	test_stream_fd();
+	CHECK_EQ(streams_in_use(), 0);
+	T_DONE();
+}
