@@ -419,6 +419,25 @@ static void test_options(void)
 		  0);
 	CHECK_EQ(fl, T_PARTSUCCESS);
 	CHECK(r.v > 0 && r.v < 0x7fffff00);
+	/* XTI_SNDLOWAT: the room the write queue wants before a blocked
+	 * writer goes on (its high water, 64 KiB, less its low water) */
+	o.h.name = XTI_SNDLOWAT;
+	CHECK_RET(optmgmt(fd, T_CURRENT, &o, sizeof(o), &r, sizeof(r), &fl),
+		  0);
+	CHECK_EQ(r.v, 65536 - 16384);
+	o.v = 1000;
+	CHECK_RET(optmgmt(fd, T_NEGOTIATE, &o, sizeof(o), &r, sizeof(r), &fl),
+		  0);
+	CHECK_EQ(fl, T_SUCCESS);
+	CHECK_EQ(r.v, 1000);
+	CHECK_RET(optmgmt(fd, T_CURRENT, &o, sizeof(o), &r, sizeof(r), &fl),
+		  0);
+	CHECK_EQ(r.v, 1000);
+	o.v = 1 << 20;			/* more than the queue holds */
+	CHECK_RET(optmgmt(fd, T_NEGOTIATE, &o, sizeof(o), &r, sizeof(r), &fl),
+		  0);
+	CHECK_EQ(fl, T_PARTSUCCESS);
+	CHECK_EQ(r.v, 65536);
 	/* IP_TTL by both names */
 	CHECK_RET(optmgmt(fd, T_NEGOTIATE, &ttl, sizeof(ttl), &rt, sizeof(rt),
 			  &fl), 0);

@@ -16,7 +16,11 @@
  *   XTI_GENERIC	XTI_DEBUG (kept, no effect), XTI_LINGER (SO_LINGER),
  *			XTI_RCVBUF/XTI_SNDBUF (SO_RCVBUF/SO_SNDBUF),
  *			XTI_RCVLOWAT (SO_RCVLOWAT), XTI_SNDLOWAT (Linux has
- *			no settable SO_SNDLOWAT: kept)
+ *			no settable SO_SNDLOWAT: the room the provider's
+ *			write queue must have before a writer blocked by
+ *			flow control goes on, i.e. its low water mark is
+ *			its high water less this; granted at most high
+ *			water)
  *   INET_IP		IP_OPTIONS, IP_TOS (IPV6_TCLASS on IPv6), IP_TTL
  *			(IPV6_UNICAST_HOPS), IP_REUSEADDR (SO_REUSEADDR),
  *			IP_DONTROUTE, IP_BROADCAST (SO_*)
@@ -231,7 +235,16 @@ static int opt_get(void *arg, const struct topt_def *d, union topt_val *v)
 		v->kp.kp_timeout = (idle + 59) / 60;
 		return 0;
 	}
-	/* XTI_DEBUG, XTI_SNDLOWAT: the provider's own */
+	if (d->level == XTI_GENERIC && d->name == XTI_SNDLOWAT) {
+		long hi, lo;
+
+		if (strqget(ep->wq, QHIWAT, 0, &hi) != 0 ||
+		    strqget(ep->wq, QLOWAT, 0, &lo) != 0)
+			return -1;
+		v->i = hi - lo > 1 ? (t_scalar_t)(hi - lo) : 1;
+		return 0;
+	}
+	/* XTI_DEBUG: the provider's own */
 	*v = ep->opt_val[slot(ep, d)];
 	return 0;
 }
@@ -294,7 +307,23 @@ static t_uscalar_t apply(struct inet_ep *ep, const struct topt_def *d,
 			return T_FAILURE;
 		return T_SUCCESS;
 	}
-	return T_SUCCESS;		/* XTI_DEBUG, XTI_SNDLOWAT: kept */
+	if (d->level == XTI_GENERIC && d->name == XTI_SNDLOWAT) {
+		/* room the write queue must have before a blocked writer
+		 * goes on: its low water mark is high water less that */
+		long hi;
+		t_uscalar_t r = T_SUCCESS;
+
+		if (strqget(ep->wq, QHIWAT, 0, &hi) != 0)
+			return T_FAILURE;
+		if (v->i > hi) {
+			v->i = (t_scalar_t)hi;
+			r = T_PARTSUCCESS;
+		}
+		if (strqset(ep->wq, QLOWAT, 0, hi - v->i) != 0)
+			return T_FAILURE;
+		return r;
+	}
+	return T_SUCCESS;		/* XTI_DEBUG: kept */
 }
 
 static t_uscalar_t opt_set(void *arg, const struct topt_def *d,
