@@ -21,7 +21,7 @@ extern struct cdevsw echo_cdev, nuls_cdev, loop_cdev, mux_cdev, spx_cdev;
 extern struct cdevsw ticlts_cdev, ticots_cdev, ticotsord_cdev;
 extern struct cdevsw shmpipe_cdev;
 extern struct fmodsw nullmod_fmod, pipemod_fmod, testmod_fmod;
-extern struct fmodsw timod_fmod, tirdwr_fmod;
+extern struct fmodsw timod_fmod, tirdwr_fmod, connld_fmod;
 void inet_register(void);
 
 static int clone_open(queue_t *q, dev_t *devp, int oflag, int sflag,
@@ -52,7 +52,8 @@ void strdrv_builtin_register(void)
 				  &loop_cdev, &mux_cdev, &spx_cdev, &shmpipe_cdev,
 				  &ticlts_cdev, &ticots_cdev, &ticotsord_cdev };
 	struct fmodsw *mods[] = { &nullmod_fmod, &pipemod_fmod,
-				  &testmod_fmod, &timod_fmod, &tirdwr_fmod };
+				  &testmod_fmod, &timod_fmod, &tirdwr_fmod,
+				  &connld_fmod };
 	/* the transport providers' conventional names: clone opens */
 	static const char *const alias[][2] = {
 		{ "/dev/ticlts", "ticlts" },

@@ -140,21 +140,36 @@ static void drain_doorbells(struct shp_end *e)
 		;
 }
 
-/* Keep the doorbell socket armed (a no-op when it already is). */
-static void rearm(struct shp_end *e)
-{
-	if (!__atomic_load_n(&e->peer_gone, __ATOMIC_ACQUIRE))
-		(void)str_kev_rearm(&e->ke, POLLIN);
-}
-
-/* ---- read side: pulling ---- */
-
 /* Does anyone sleep until we pull more (sd_kevwant)? */
 static bool waited_for(struct shp_end *e)
 {
 	return __atomic_load_n(&e->rq->q_stream->sd_kevwant,
 			       __ATOMIC_SEQ_CST) > 0;
 }
+
+/*
+ * Keep the doorbell socket armed: for doorbells while someone here
+ * waits for the ring (a reader, poller or watcher) or for room (the
+ * write queue), else for the hangup alone -- a doorbell then is for a
+ * reader in another process holding this end, and is left in the
+ * socket for it (an I/O thread here would eat it and not pull).  A
+ * waiter counts itself before it rearms, and whoever disarms looks
+ * again afterwards, so a waiter's arming is never undone.
+ */
+static void rearm(struct shp_end *e)
+{
+	if (__atomic_load_n(&e->peer_gone, __ATOMIC_ACQUIRE))
+		return;
+	if (!waited_for(e) && !__atomic_load_n(&e->wblocked, __ATOMIC_SEQ_CST)) {
+		(void)str_kev_arm(&e->ke, 0);
+		if (!waited_for(e) &&
+		    !__atomic_load_n(&e->wblocked, __ATOMIC_SEQ_CST))
+			return;
+	}
+	(void)str_kev_rearm(&e->ke, POLLIN);
+}
+
+/* ---- read side: pulling ---- */
 
 static void kick(void *arg)
 {
@@ -443,6 +458,7 @@ static bool ring_put(struct shp_end *e, mblk_t *mp, bool *wake)
 	ok = shr_room(seg, e->side, need);
 	if (!ok) {
 		__atomic_store_n(&e->wblocked, 1, __ATOMIC_SEQ_CST);
+		rearm(e);	/* for the doorbell saying there is room */
 		shr_wait_room(seg, e->side);
 		ok = shr_room(seg, e->side, need);
 	}
@@ -530,6 +546,7 @@ static void shp_run(struct strkev *ke, unsigned revents)
 	}
 	if (revents & KEV_WAIT) {	/* a reader about to sleep */
 		pull(e, true);
+		rearm(e);
 		return;
 	}
 	/* the I/O thread: a doorbell, or the other end gone */
@@ -704,6 +721,86 @@ int shmpipe_convert(struct stdata *a, queue_t *a_low_wq, queue_t *a_up_rq,
 	rearm(ea);
 	rearm(eb);
 	return 0;
+}
+
+int shmpipe_share(struct stdata *sd, int fds[3], int *side)
+{
+	struct strkev *ke = __atomic_load_n(&sd->sd_kev, __ATOMIC_ACQUIRE);
+	struct shp_end *e = (struct shp_end *)ke;
+	int src[3];
+
+	if (ke == NULL || ke->ke_run != shp_run)
+		return ENXIO;
+	if (__atomic_load_n(&e->peer_gone, __ATOMIC_ACQUIRE))
+		return ENXIO;	/* nobody holds the other end any more */
+	src[0] = e->map->memfd;
+	src[1] = e->ke.ke_fd;
+	src[2] = e->fdsock;
+	for (int i = 0; i < 3; i++) {
+		if ((fds[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 0)) < 0) {
+			int err = errno;
+			while (i-- > 0)
+				close(fds[i]);
+			return err;
+		}
+	}
+	*side = e->side;
+	return 0;
+}
+
+/* Is fd a connected AF_UNIX socket of this type? */
+static bool unix_socket(int fd, int type)
+{
+	int t = -1, d = -1;
+	socklen_t l = sizeof(t);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &t, &l) != 0 || t != type)
+		return false;
+	l = sizeof(d);
+	return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &d, &l) == 0 &&
+	       d == AF_UNIX;
+}
+
+int shmpipe_join(struct stdata *sd, const int fds[3], int side, cred_t *cr)
+{
+	struct shp_map *m;
+	struct shp_end *e;
+	int err;
+
+	if ((side != 0 && side != 1) || !unix_socket(fds[1], SOCK_SEQPACKET) ||
+	    !unix_socket(fds[2], SOCK_STREAM)) {
+		err = EPROTO;
+		goto fail;
+	}
+	if ((m = calloc(1, sizeof(*m))) == NULL) {
+		err = ENOMEM;
+		goto fail;
+	}
+	if ((err = -shr_map(&m->seg, fds[0])) != 0) {
+		free(m);
+		goto fail;
+	}
+	m->memfd = fds[0];
+	m->refs = 1;
+	if ((e = end_new(m, side, fds[1], fds[2])) == NULL) {
+		map_free(m);
+		close(fds[1]);
+		close(fds[2]);
+		return ENOMEM;
+	}
+	if ((err = -str_kev_attach(&e->ke)) != 0 ||
+	    (err = str_attach_driver(sd, &shmpipe_cdev, e, sd->sd_wq,
+				     sd->sd_rq, cr)) != 0) {
+		end_free(e);
+		return err;
+	}
+	__atomic_store_n(&sd->sd_kev, &e->ke, __ATOMIC_RELEASE);
+	rearm(e);
+	return 0;
+fail:
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+	return err;
 }
 
 bool shmpipe_is(const struct cdevsw *cdev)

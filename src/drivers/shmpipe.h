@@ -23,6 +23,19 @@ int shmpipe_convert(struct stdata *a, queue_t *a_low_wq, queue_t *a_up_rq,
 		    struct stdata *b, queue_t *b_low_wq, queue_t *b_up_rq,
 		    cred_t *cr);
 
+/*
+ * Another process joins an end (a named pipe, sth_fattach.c).
+ * shmpipe_share: new close-on-exec descriptors for the end under sd (the
+ * segment, its doorbell socket, its descriptor socket) and which side it
+ * is; sd_plumb held.  0, or ENXIO when sd is not a shmpipe end or its
+ * other end is gone, or an errno.
+ * shmpipe_join: give sd, a new stream head without a driver, that end
+ * from those descriptors (received from outside: checked; they are
+ * always consumed).  0 or an errno (EPROTO: not a pipe's descriptors).
+ */
+int shmpipe_share(struct stdata *sd, int fds[3], int *side);
+int shmpipe_join(struct stdata *sd, const int fds[3], int side, cred_t *cr);
+
 /* Is cdev the shmpipe driver?  (hidden from I_LIST on pipe ends) */
 bool shmpipe_is(const struct cdevsw *cdev);
 

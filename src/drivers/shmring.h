@@ -44,7 +44,7 @@
 #include <sys/stream.h>
 
 #define SHR_MAGIC	0x53485250u	/* "SHRP" */
-#define SHR_VERSION	3
+#define SHR_VERSION	4	/* 4: M_PASSFP records (shmpipe.c) */
 #define SHR_RINGSIZE	(512u * 1024)	/* per direction, power of two */
 
 /* Each field on its own cache line: tail is written by the producer and

@@ -7,6 +7,7 @@
  *	/dev/streams/clone/<driver>	a clone open: the driver picks a minor
  *	an alias a driver registered (/dev/udp, /dev/ticots, ...)
  *	a name given to a stream with fattach()
+ *	a pipe end another process attached (sth_fattach.c)
  * and every other path goes to libc.
  *
  * Open.  A non-clone open of a (major, minor) that has a stream already
@@ -479,7 +480,7 @@ int sth_open_path(const char *path, int oflag, mode_t mode)
 	if (!str_initialised && strncmp(path, "/dev/", 5) == 0)
 		str_init();
 	if (path[0] != '/' || sth_names == NULL)
-		return -2;
+		return sth_fattach_open(path, oflag);
 	/* aliases and fattach names */
 	pthread_mutex_lock(&sth_names_lock);
 	for (struct sth_name *n = sth_names; n != NULL; n = n->n_next) {
@@ -490,6 +491,12 @@ int sth_open_path(const char *path, int oflag, mode_t mode)
 			int fd;
 			sth_hold(sh);
 			pthread_mutex_unlock(&sth_names_lock);
+			if (sth_connld_pushed(sh)) {
+				/* a new pipe for each open */
+				fd = sth_connld_open(sh, oflag);
+				sth_rele(sh);
+				return fd;
+			}
 			sth_plumb_lock(sh);
 			fd = (sh_flags(sh) & STRCLOSED) ? sth_err(ENXIO)
 							: sth_new_fd(sh, oflag);
@@ -508,7 +515,7 @@ int sth_open_path(const char *path, int oflag, mode_t mode)
 		return sth_open_dev(cdev, 0, oflag, clone);
 	}
 	pthread_mutex_unlock(&sth_names_lock);
-	return -2;
+	return sth_fattach_open(path, oflag);
 }
 
 /* ---- fattach / fdetach ---- */
@@ -576,6 +583,15 @@ static int fattach_path(int fd, const char *path)
 			return sth_err(EBUSY);
 		}
 	}
+	/* other processes reach a pipe end by this name too (a failure
+	 * other than EBUSY leaves the name to this process) */
+	if (sth_fattach_publish(sh, path) == EBUSY) {
+		pthread_mutex_unlock(&sth_names_lock);
+		free(n->n_path);
+		free(n);
+		sth_rele(sh);
+		return sth_err(EBUSY);
+	}
 	/* the name holds the stream open, as an open would (fdetach then
 	 * is its last close if no descriptor is left) */
 	sth_plumb_lock(sh);
@@ -615,6 +631,7 @@ static int fdetach_path(const char *path)
 			struct sthead *sh = n->n_sh;
 			*pp = n->n_next;
 			pthread_mutex_unlock(&sth_names_lock);
+			sth_fattach_unpublish(path);
 			free(n->n_path);
 			free(n);
 			sth_close_open(sh, O_NONBLOCK);

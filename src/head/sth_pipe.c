@@ -23,6 +23,10 @@
  * has closed the other end.  Messages already queued in a head when the
  * process forks are in both processes' copies; a pipe stays converted.
  * New pipes are not made while a fork converts (sth_pipes_create).
+ *
+ * Named pipes (sth_fattach.c) convert one pipe the same way when another
+ * process opens its attached end (sth_pipe_share), and that process
+ * makes a stream head over the end it was given (sth_pipe_join).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -282,4 +286,66 @@ void sth_pipes_convert_all(void)
 		sth_rele(b);
 	}
 	free(v);
+}
+
+/* ---- named pipes ---- */
+
+int sth_pipe_share(struct sthead *sh, int fds[3], int *side)
+{
+	int err;
+
+	if (!(sh_flags(sh) & STRPIPE))
+		return ENXIO;
+	/* both ends here: give them the cross-process driver first */
+	pthread_once(&sth_pipes_once, pipes_init);
+	pthread_mutex_lock(&sth_pipes_create);
+	pthread_mutex_lock(&sh->sh_pair->p_lock);
+	struct sthead *peer = sh->sh_peer;
+	if (peer != NULL)
+		sth_hold(peer);
+	pthread_mutex_unlock(&sh->sh_pair->p_lock);
+	if (peer != NULL) {
+		convert(sh->sh_pair);
+		/* The other end stays this process's, and its readers may
+		 * be asleep since before it had a driver (not counted as
+		 * the driver's waiters): its driver pulls for it always,
+		 * as for an epoll watcher. */
+		if (sth_has_kev(peer))
+			sth_kevwatch(peer);
+		sth_rele(peer);
+	}
+	pthread_mutex_unlock(&sth_pipes_create);
+	sth_plumb_lock(sh);
+	err = (sh_flags(sh) & STRCLOSED) ? ENXIO
+					 : shmpipe_share(&sh->sh_sd, fds, side);
+	sth_plumb_unlock(sh);
+	return err;
+}
+
+int sth_pipe_join(const int fds[3], int side, int oflag)
+{
+	struct sthead *sh;
+	cred_t cr;
+	int err, fd;
+
+	if (!str_initialised)
+		str_init();
+	if ((sh = sth_alloc()) == NULL) {
+		err = errno;
+		for (int i = 0; i < 3; i++)
+			close(fds[i]);
+		return -err;
+	}
+	sh->sh_flag |= STRPIPE;
+	sh->sh_wropt = SNDPIPE;
+	str_getcred(&cr);
+	sth_plumb_lock(sh);
+	err = shmpipe_join(&sh->sh_sd, fds, side, &cr);
+	if (err == 0 && (fd = sth_new_fd(sh, oflag)) < 0) {
+		err = errno;
+		str_close_all(&sh->sh_sd, O_NONBLOCK, &cr);
+	}
+	sth_plumb_unlock(sh);
+	sth_rele(sh);		/* sth_alloc's; the open holds one */
+	return err != 0 ? -err : fd;
 }

@@ -427,5 +427,27 @@ int sth_uiov(const struct iovec *u, int cnt, struct iovec *loc, int nloc,
 
 /* Pipes (sth_pipe.c) */
 int sth_pipe(int fds[2]);
+/* Named pipes between processes: descriptors another process can join
+ * sh's end with (sh converted to the shmpipe driver first if both ends
+ * are here): 0 or an errno (ENXIO: not a pipe end, or its other end is
+ * gone).  sth_pipe_join: a new descriptor for such an end, from those
+ * descriptors (always consumed): the descriptor, or -errno. */
+int sth_pipe_share(struct sthead *sh, int fds[3], int *side);
+mblk_t *sth_passfp_new(int fd, uid_t uid, gid_t gid);
+int sth_pipe_join(const int fds[3], int side, int oflag);
+
+/* Named pipes between processes, and connld (sth_fattach.c).
+ * sth_fattach_publish: let other processes open path to sh (a pipe end;
+ * anything else is left alone): 0, EBUSY when another process has
+ * attached that file, or an errno (the name then works here only).
+ * sth_fattach_open: open a path another process attached: the
+ * descriptor, -1 with errno, or -2 when nothing is attached there.
+ * sth_connld_pushed / sth_connld_open: is connld on sh; an open of sh
+ * that makes a new pipe (the descriptor, or -1 with errno). */
+int sth_fattach_publish(struct sthead *sh, const char *path);
+void sth_fattach_unpublish(const char *path);
+int sth_fattach_open(const char *path, int oflag);
+bool sth_connld_pushed(struct sthead *sh);
+int sth_connld_open(struct sthead *sh, int oflag);
 
 #endif /* STREAMS_STHEAD_H */
