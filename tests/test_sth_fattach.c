@@ -78,6 +78,17 @@ static int helper_connld(const char *path, const char *tag)
 	return bad;
 }
 
+/* Opens through connld, writes, and exits: the server sees the
+ * hangup. */
+static int helper_quit(const char *path)
+{
+	int fd = open(path, O_WRONLY);
+
+	HCHECK(fd >= 0);
+	HCHECK(write(fd, "bye", 3) == 3);
+	return bad;
+}
+
 /* Opens what is a plain file again (after fdetach). */
 static int helper_plain(const char *path)
 {
@@ -113,6 +124,8 @@ static int helper(int argc, char **argv)
 		return helper_shared(argv[3]);
 	if (argc == 5 && strcmp(argv[2], "connld") == 0)
 		return helper_connld(argv[3], argv[4]);
+	if (argc == 4 && strcmp(argv[2], "quit") == 0)
+		return helper_quit(argv[3]);
 	if (argc == 4 && strcmp(argv[2], "plain") == 0)
 		return helper_plain(argv[3]);
 	if (argc == 4 && strcmp(argv[2], "busy") == 0)
@@ -239,6 +252,21 @@ static void test_connld(void)
 	c = spawn("connld", file2, "second");
 	serve_one(fds[0], "second");
 	CHECK_EQ(wait_child(c), 0);
+	/* an opener that goes away: its message, then the hangup */
+	c = spawn("quit", file2, NULL);
+	CHECK_RET(ioctl(fds[0], I_RECVFD, &rf), 0);
+	CHECK_EQ(wait_child(c), 0);
+	{
+		struct pollfd p = { rf.fd, POLLIN, 0 };
+
+		CHECK_RET(read(rf.fd, b, sizeof(b)), 3);
+		CHECK_MEM(b, "bye", 3);
+		CHECK_RET(poll(&p, 1, 5000), 1);
+		CHECK(p.revents & POLLHUP);
+		CHECK_RET(read(rf.fd, b, sizeof(b)), 0);
+		CHECK_ERR(write(rf.fd, "x", 1), EPIPE);
+		close(rf.fd);
+	}
 	/* an open in this process gets a new pipe as well */
 	mine = open(file2, O_RDWR);
 	CHECK(mine >= 0);
