@@ -17,11 +17,14 @@
  * the socket; a fork child forgets the names (it does not listen).
  *
  * Opening.  An open() of a path the process does not know as a stream
- * looks here last.  So that ordinary opens stay free, the registry
- * keeps a count of published names in a shared word (the file .count
- * there, mapped): while it is 0 an open costs one load; a process
- * that has not found the file looks for it at most once a second.  When
- * it is not 0, the path is stat()ed and its socket, if any, connected:
+ * looks here last.  So that ordinary opens stay free, every process
+ * keeps the count of published names in one shared word (a System V
+ * shared memory page of fixed key, 0666, made by the first publisher:
+ * unlike a mapped file it cannot be truncated under its readers): while
+ * it is 0 an open costs one load; a process that has not found the
+ * page looks for it at most once a second.  When
+ * it is not 0, the path and its socket's name are stat()ed, and the
+ * socket, if there is one, connected:
  * the listener must run as the file's owner (or root), else the path is
  * opened as a plain file.  The opener sends its open flags; the
  * listening process answers with an error, or with the segment, the
@@ -41,6 +44,16 @@
  * SO_PEERCRED), for the server to I_RECVFD.  An open inside the
  * attaching process does the same without the socket (sth_connld_open).
  *
+ * Limits.  A process that dies without exit() (a signal, exec) leaves
+ * its sockets, which nobody answers (openers get the plain file, the
+ * next fattach of the file replaces them), and its names counted, which
+ * only makes every open in every process cost two stat() calls.  The
+ * count is world-writable, so another local user can make opens look or
+ * not look (a name then reads as the plain file) -- not reach a stream:
+ * the listener's owner is checked.  The page stays after the last
+ * process (4 KiB, one per IPC namespace).  Only absolute paths are
+ * looked up (open() of a relative path goes to libc).
+ *
  * Locks: fa_lock (the published names, the listener's state) ranks above
  * the stream locks taken while answering; fa_maplock only guards
  * mapping the count.
@@ -57,7 +70,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
+#include <sys/ipc.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -69,7 +83,8 @@
 
 #define FA_DIR		"/dev/shm/streams-fattach"
 #define FA_ENV		"STREAMS_FATTACH_DIR"
-#define FA_COUNT	".count"
+#define FA_SHMKEY	((key_t)0x53545246)	/* "STRF": the count */
+#define FA_SHMSIZE	4096
 #define FA_MAGIC	0x53464154u	/* "SFAT" */
 #define FA_VERSION	1
 #define FA_TIMEOUT_MS	5000	/* an answer, or a request, takes at most */
@@ -106,6 +121,9 @@ static int fa_wakefd = -1;		/* the listener's eventfd; fa_lock */
 static bool fa_running;			/* the listener runs; fa_lock */
 static bool fa_exiting;			/* at exit: publish nothing; fa_lock */
 static bool fa_hooks;			/* atexit/atfork set; fa_lock */
+static struct sthead *fa_serving;	/* the listener answers an opener of
+					   it; fa_lock */
+static pthread_cond_t fa_servedcv = PTHREAD_COND_INITIALIZER;
 
 static pthread_mutex_t fa_maplock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t *fa_count;		/* the shared count, mapped; set once
@@ -148,49 +166,30 @@ static int fa_mkdir(const char *dir)
 	return 0;
 }
 
-/* Map the count: for writing (a publisher: made if missing) or for
+/* Attach the count: for writing (a publisher: made if missing) or for
  * reading.  The mapping, or NULL. */
 static uint32_t *fa_count_map(bool rw)
 {
-	char name[PATH_MAX];
 	uint32_t *c;
-	struct stat st;
-	int fd;
+	void *m;
+	int id;
 
 	pthread_mutex_lock(&fa_maplock);
 	c = __atomic_load_n(&fa_count, __ATOMIC_ACQUIRE);
 	if (c != NULL && (fa_count_rw || !rw))
 		goto out;
-	if (snprintf(name, sizeof(name), "%s/%s", fa_dir(), FA_COUNT) >=
-	    (int)sizeof(name)) {
-		c = NULL;
-		goto out;
-	}
-	/* (the system call: our open() would look here again) */
-	fd = (int)syscall(SYS_openat, AT_FDCWD, name,
-			  (rw ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC |
-			  O_NOFOLLOW, 0666);
 	c = NULL;
-	if (fd < 0)
+	id = shmget(FA_SHMKEY, FA_SHMSIZE, rw ? IPC_CREAT | 0666 : 0);
+	if (id < 0)
 		goto out;
-	if (rw) {
-		(void)fchmod(fd, 0666);
-		if (fstat(fd, &st) == 0 && st.st_size < 4096)
-			(void)ftruncate(fd, 4096);
-	}
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 4096) {
-		void *m = mmap(NULL, 4096, rw ? PROT_READ | PROT_WRITE
-					      : PROT_READ, MAP_SHARED, fd, 0);
-		if (m != MAP_FAILED)
-			c = m;
-	}
-	close(fd);
-	if (c != NULL) {
-		/* a read-only mapping that was there stays (readers may
-		 * hold it): one page, once */
-		__atomic_store_n(&fa_count, c, __ATOMIC_RELEASE);
-		fa_count_rw = rw;
-	}
+	m = shmat(id, NULL, rw ? 0 : SHM_RDONLY);
+	if (m == (void *)-1)
+		goto out;
+	c = m;
+	/* a read-only attachment that was there stays (readers may hold
+	 * it): one page, once */
+	__atomic_store_n(&fa_count, c, __ATOMIC_RELEASE);
+	fa_count_rw = rw;
 out:
 	pthread_mutex_unlock(&fa_maplock);
 	return c;
@@ -408,12 +407,12 @@ static void serve(struct sthead *sh, int conn)
 		rep.err = ENXIO;
 	else
 		rep.err = sth_pipe_share(sh, fds, &rep.side);
+	if (mine >= 0)
+		close(mine);	/* the opener's: fds hold it meanwhile */
 	send_rep(conn, &rep, fds);
 	if (rep.err == 0)
 		for (int i = 0; i < 3; i++)
 			close(fds[i]);
-	if (mine >= 0)
-		close(mine);	/* the opener holds that end now */
 }
 
 /* Free what fdetach left (fa_lock held). */
@@ -430,7 +429,8 @@ static void reap_dead(void)
 	}
 }
 
-/* The stream still published on lfd, held; NULL once detached. */
+/* The stream still published on lfd, held and marked as being served;
+ * NULL once detached. */
 static struct sthead *fa_find(int lfd)
 {
 	struct sthead *sh = NULL;
@@ -440,11 +440,22 @@ static struct sthead *fa_find(int lfd)
 		if (n->lfd == lfd) {
 			sh = n->sh;
 			sth_hold(sh);
+			fa_serving = sh;
 			break;
 		}
 	}
 	pthread_mutex_unlock(&fa_lock);
 	return sh;
+}
+
+/* Done serving sh: an fdetach waiting for that may go on. */
+static void fa_served(struct sthead *sh)
+{
+	pthread_mutex_lock(&fa_lock);
+	fa_serving = NULL;
+	pthread_cond_broadcast(&fa_servedcv);
+	pthread_mutex_unlock(&fa_lock);
+	sth_rele(sh);
 }
 
 /*
@@ -509,7 +520,7 @@ static void *listener(void *arg)
 				continue;
 			if ((sh = fa_find(pf[i].fd)) != NULL) {
 				serve(sh, conn);
-				sth_rele(sh);
+				fa_served(sh);
 			}
 			close(conn);	/* detached: the opener sees EOF */
 		}
@@ -547,6 +558,8 @@ static void fa_atfork_child(void)
 
 	pthread_mutex_init(&fa_lock, NULL);
 	pthread_mutex_init(&fa_maplock, NULL);
+	pthread_cond_init(&fa_servedcv, NULL);
+	fa_serving = NULL;
 	while ((n = fa_names) != NULL || (n = fa_dead) != NULL) {
 		if (n == fa_names)
 			fa_names = n->next;
@@ -696,11 +709,15 @@ void sth_fattach_unpublish(const char *path)
 			*pp = n->next;
 			unlink(n->sock);
 			fa_count_add(-1);
-			sth_rele(n->sh);
-			n->sh = NULL;
 			n->next = fa_dead;
 			fa_dead = n;
 			wake_listener();
+			/* an opener being answered is the last one: then
+			 * the stream is no longer ours (fdetach is synchronous) */
+			while (fa_serving == n->sh)
+				pthread_cond_wait(&fa_servedcv, &fa_lock);
+			sth_rele(n->sh);
+			n->sh = NULL;
 			break;
 		}
 	}
@@ -769,10 +786,11 @@ int sth_fattach_open(const char *path, int oflag)
 	struct sockaddr_un sa;
 	struct ucred uc;
 	socklen_t ul = sizeof(uc);
-	struct stat st;
+	struct stat st, ss;
 	int s, fd;
 
-	if (!fa_any() || stat(path, &st) != 0 || fa_sockname(&st, &sa) != 0)
+	if (!fa_any() || stat(path, &st) != 0 || fa_sockname(&st, &sa) != 0 ||
+	    lstat(sa.sun_path, &ss) != 0 || !S_ISSOCK(ss.st_mode))
 		return -2;
 	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
