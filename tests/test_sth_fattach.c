@@ -104,6 +104,14 @@ static int helper_plain(const char *path)
 	return bad;
 }
 
+/* Opening an attached end whose other end is gone: ENXIO. */
+static int helper_enxio(const char *path)
+{
+	errno = 0;
+	HCHECK(open(path, O_RDWR) == -1 && errno == ENXIO);
+	return bad;
+}
+
 /* Attaching a file another process has attached: EBUSY. */
 static int helper_busy(const char *path)
 {
@@ -128,6 +136,8 @@ static int helper(int argc, char **argv)
 		return helper_quit(argv[3]);
 	if (argc == 4 && strcmp(argv[2], "plain") == 0)
 		return helper_plain(argv[3]);
+	if (argc == 4 && strcmp(argv[2], "enxio") == 0)
+		return helper_enxio(argv[3]);
 	if (argc == 4 && strcmp(argv[2], "busy") == 0)
 		return helper_busy(argv[3]);
 	fprintf(stderr, "helper: bad arguments\n");
@@ -200,6 +210,8 @@ static void test_shared(void)
 	CHECK_RET(read(fds[0], b, sizeof(b)), 6);
 	CHECK_MEM(b, "got it", 6);
 	close(fds[0]);		/* B sees the hangup */
+	CHECK_EQ(wait_child(pid), 0);
+	pid = spawn("enxio", file1, NULL);
 	CHECK_EQ(wait_child(pid), 0);
 	close(fds[1]);
 	CHECK_RET(fdetach(file1), 0);

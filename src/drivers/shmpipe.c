@@ -731,8 +731,13 @@ int shmpipe_share(struct stdata *sd, int fds[3], int *side)
 
 	if (ke == NULL || ke->ke_run != shp_run)
 		return ENXIO;
-	if (__atomic_load_n(&e->peer_gone, __ATOMIC_ACQUIRE))
-		return ENXIO;	/* nobody holds the other end any more */
+	struct pollfd p = { e->ke.ke_fd, 0, 0 };
+
+	/* nobody holds the other end any more (asked of the socket: the
+	 * I/O thread may not have heard yet) */
+	if (__atomic_load_n(&e->peer_gone, __ATOMIC_ACQUIRE) ||
+	    (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR))))
+		return ENXIO;
 	src[0] = e->map->memfd;
 	src[1] = e->ke.ke_fd;
 	src[2] = e->fdsock;
