@@ -215,6 +215,83 @@ static void test_strq(queue_t *q)
 }
 
 /* freezestr: the freezing thread uses insq/rmvq/strqget unblocked. */
+/* Take a run and check its tags; the messages are freed. */
+static void expect_run(queue_t *q, const int *want, int n, int line)
+{
+	int got = -1, i = 0;
+	mblk_t *mp = str_getq_run(q, &got), *next;
+
+	if (got != n) {
+		fprintf(stderr, "line %d: run of %d, want %d\n", line, got, n);
+		t_failed++;
+	}
+	t_checked++;
+	for (; mp != NULL; mp = next, i++) {
+		next = mp->b_next;
+		if (i >= n || qt_tag(mp) != want[i] || mp->b_prev != NULL ||
+		    mp->b_queue != NULL) {
+			fprintf(stderr, "line %d: run position %d: tag %d\n",
+				line, i, qt_tag(mp));
+			t_failed++;
+		}
+		t_checked++;
+		mp->b_next = NULL;
+		freemsg(mp);
+	}
+	CHECK_EQ(i, n);
+}
+#define RUN(q, ...) do { int _w[] = { __VA_ARGS__ }; \
+	expect_run((q), _w, (int)(sizeof(_w) / sizeof(_w[0])), __LINE__); } while (0)
+
+static void test_run(queue_t *q)
+{
+	int n = -1;
+
+	/* only plain band-0 data: all of it, still counted */
+	CHECK_EQ(putq(q, qt_msg(M_DATA, 0, 3, 1)), 1);
+	CHECK_EQ(putq(q, qt_msg(M_PROTO, 0, 2, 2)), 1);
+	CHECK_EQ(putq(q, qt_msg(M_DATA, 0, 1, 3)), 1);
+	CHECK_EQ(q->q_nodd, 0);
+	RUN(q, 1, 2, 3);
+	CHECK_PTR(q->q_first, NULL);
+	CHECK_PTR(q->q_last, NULL);
+	CHECK_EQ(q->q_count, 6);
+	str_qcredit(q, 6, 3);
+	CHECK_EQ(q->q_count, 0);
+	CHECK_EQ(q->q_mblkcnt, 0);
+	/* a message of another type in between: the run stops before it */
+	CHECK_EQ(putq(q, qt_msg(M_DATA, 0, 1, 4)), 1);
+	CHECK_EQ(putq(q, qt_msg(M_SIG, 0, 1, 5)), 1);
+	CHECK_EQ(putq(q, qt_msg(M_DATA, 0, 1, 6)), 1);
+	CHECK_EQ(q->q_nodd, 1);
+	RUN(q, 4);
+	str_qcredit(q, 1, 1);
+	CHECK_PTR(str_getq_run(q, &n), NULL);	/* M_SIG is first */
+	EXPECT(q, 5, 6);
+	CHECK_EQ(q->q_nodd, 0);
+	/* a band message goes first: not a run; after it, one again */
+	CHECK_EQ(putq(q, qt_msg(M_DATA, 0, 1, 7)), 1);
+	CHECK_EQ(putq(q, qt_msg(M_DATA, 1, 1, 8)), 1);
+	CHECK_EQ(q->q_nodd, 1);
+	CHECK_PTR(str_getq_run(q, &n), NULL);
+	EXPECT(q, 8, 7);
+	/* flushing leaves nothing odd counted; an empty queue wants a
+	 * reader (QWANTR), a run clears it */
+	CHECK_EQ(putq(q, qt_msg(M_PCPROTO, 0, 1, 9)), 1);
+	CHECK_EQ(putq(q, qt_msg(M_DATA, 2, 1, 10)), 1);
+	CHECK_EQ(q->q_nodd, 2);
+	flushq(q, FLUSHALL);
+	CHECK_EQ(q->q_nodd, 0);
+	CHECK_PTR(str_getq_run(q, &n), NULL);
+	CHECK_EQ(n, 0);
+	CHECK(q->q_flag & QWANTR);
+	CHECK_EQ(putq(q, qt_msg(M_DATA, 0, 1, 11)), 1);
+	RUN(q, 11);
+	CHECK(!(q->q_flag & QWANTR));
+	str_qcredit(q, 1, 1);
+	CHECK_EQ(qsize(q), 0);
+}
+
 static void test_freeze(void)
 {
 	struct stdata *sd = th_stream("tsinkq", NULL);
@@ -247,6 +324,7 @@ int main(void)
 	test_insq(WR(rq));
 	test_rmvq(WR(rq));
 	test_flush(WR(rq));
+	test_run(WR(rq));
 	qt_free(rq);
 	rq2 = qt_pair(true, &c);	/* no bands yet */
 	test_strq(WR(rq2));

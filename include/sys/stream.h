@@ -276,6 +276,8 @@ typedef struct queue {
 	struct strsyncq *q_syncq;	/* perimeter, NULL for D_MP */
 	struct module_stat *q_mstat;	/* statistics, may be NULL */
 	unsigned int q_sflag;		/* private state; q lock */
+	unsigned int q_nodd;		/* messages queued that are not plain
+					   band-0 M_DATA/M_PROTO; q lock */
 	int q_onrunq;			/* on the global run list; run list lock */
 	void *q_mod;			/* owning fmodsw/cdevsw entry */
 	struct queue *q_nfsrv;		/* unused, kept for compatibility */

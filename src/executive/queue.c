@@ -189,8 +189,19 @@ static inline void set_first(queue_t *q, mblk_t *mp)
 	__atomic_store_n(&q->q_first, mp, __ATOMIC_RELAXED);
 }
 
+/* Not plain band-0 data (M_DATA, M_PROTO): counted in q_nodd, so that
+ * str_getq_run knows when the whole queue is one run. */
+static inline bool odd_msg(const mblk_t *mp)
+{
+	unsigned char t = mp->b_datap->db_type;
+
+	return mp->b_band != 0 || (t != M_DATA && t != M_PROTO);
+}
+
 static inline void list_insert_before(queue_t *q, mblk_t *emp, mblk_t *mp)
 {
+	if (odd_msg(mp))
+		q->q_nodd++;
 	if (emp == NULL) {
 		mp->b_next = NULL;
 		mp->b_prev = q->q_last;
@@ -213,6 +224,8 @@ static inline void list_insert_before(queue_t *q, mblk_t *emp, mblk_t *mp)
 
 static inline void list_remove(queue_t *q, mblk_t *mp)
 {
+	if (odd_msg(mp))
+		q->q_nodd--;
 	if (mp->b_prev != NULL)
 		mp->b_prev->b_next = mp->b_next;
 	else
@@ -467,31 +480,43 @@ mblk_t *str_getq_if(queue_t *q, bool (*match)(const mblk_t *, void *),
 }
 
 /*
- * For the stream head's read cache: take, in one hold of the lock, the run
- * of ordinary band-0 messages at the front of q whose types ok_type
- * accepts (NULL: any), up to maxmsgs messages and maxbytes bytes (at least
- * one).  They leave the list but stay counted in q_count/q_mblkcnt: for
- * flow control they are still unread until the reader gives the bytes
- * back with str_qcredit().  Returns the first (linked through b_next) and
- * the count in *nmsgs; NULL when the front is not such a message (then
- * QWANTR is set if the queue is empty, as getq does).
+ * For the stream head's read cache: take the run of plain messages
+ * (band-0 M_DATA and M_PROTO) at the front of q.  They leave the list but
+ * stay counted in q_count/q_mblkcnt: for flow control they are still
+ * unread until the reader gives the bytes back with str_qcredit().
+ * Returns the first (linked through b_next) and the count in *nmsgs; NULL
+ * when the front is not such a message (then QWANTR is set if the queue
+ * is empty, as getq does).
+ *
+ * When everything queued is plain (q_nodd == 0, the usual case) the whole
+ * list is taken in one step and walked after the lock is let go: a
+ * writer appending to the queue meanwhile never waits for a walk over
+ * messages whose lines are still in its own CPU's cache.  Otherwise the
+ * run is found under the lock, up to the first message that is not plain.
  */
-mblk_t *str_getq_run(queue_t *q, bool (*ok_type)(unsigned char),
-		     int maxmsgs, size_t maxbytes, int *nmsgs)
+mblk_t *str_getq_run(queue_t *q, int *nmsgs)
 {
 	mblk_t *first = NULL, *last = NULL, *mp;
-	unsigned long bytes, blocks, tb = 0;
 	int n = 0;
 
 	qlock(q);
-	while ((mp = q->q_first) != NULL && n < maxmsgs &&
-	       !is_hipri(mp) && mp->b_band == 0 &&
-	       (ok_type == NULL || ok_type(mp->b_datap->db_type))) {
-		msg_count(mp, &bytes, &blocks);
-		if (n > 0 && tb + bytes > maxbytes)
-			break;
+	if (q->q_first != NULL && q->q_nodd == 0) {
+		first = q->q_first;
+		set_first(q, NULL);
+		q->q_last = NULL;
+		if (q->q_flag & QWANTR)
+			qf_clr(q, QWANTR);
+		qunlock(q);
+		for (mp = first; mp != NULL; mp = mp->b_next) {
+			mp->b_prev = NULL;
+			mp->b_queue = NULL;
+			n++;
+		}
+		*nmsgs = n;
+		return first;
+	}
+	while ((mp = q->q_first) != NULL && !odd_msg(mp) && !is_hipri(mp)) {
 		list_remove(q, mp);
-		tb += bytes;
 		if (last != NULL)
 			last->b_next = mp;
 		else

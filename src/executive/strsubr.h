@@ -394,11 +394,10 @@ static inline void str_put(queue_t *q, mblk_t *mp)
 mblk_t *str_getq_if(queue_t *q, bool (*match)(const mblk_t *, void *),
 		    void *arg, bool *nonempty);
 
-/* The stream head's read cache (queue.c): take a run of band-0
- * messages that stay counted, give the bytes back as they are read, put
- * what is left back. */
-mblk_t *str_getq_run(queue_t *q, bool (*ok_type)(unsigned char),
-		     int maxmsgs, size_t maxbytes, int *nmsgs);
+/* The stream head's read cache (queue.c): take the run of plain band-0
+ * messages (M_DATA, M_PROTO) at the front, which stay counted; give the
+ * bytes back as they are read; put what is left back. */
+mblk_t *str_getq_run(queue_t *q, int *nmsgs);
 void str_qcredit(queue_t *q, unsigned long bytes, unsigned long blocks);
 void str_putbq_run(queue_t *q, mblk_t *run);
 

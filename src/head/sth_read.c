@@ -336,8 +336,9 @@ int strrput(queue_t *q, mblk_t *mp)
 
 /* ---- the read cache (sh_rlock held) ----
  *
- * A reader takes a run of ordinary band-0 messages from the head read
- * queue in one lock hold (str_getq_run) and reads them from here.  They
+ * A reader takes the run of plain band-0 messages (M_DATA, M_PROTO) at
+ * the front of the head read queue, usually the whole queue in one step
+ * (str_getq_run), and reads them from here.  They
  * stay counted in q_count until read: the reader's "debt" (bytes and
  * blocks read from cached messages) is given back with str_qcredit, at
  * once when that takes the queue below its low water mark (so writers
@@ -348,9 +349,6 @@ int strrput(queue_t *q, mblk_t *mp)
  * looks at the queue as a whole first puts the cache back
  * (sth_rcache_unload).
  */
-
-#define RCACHE_MSGS	256		/* messages taken per run */
-#define RCACHE_BYTES	(64 * 1024)	/* bytes taken per run */
 
 static inline void msgsz(const mblk_t *mp, unsigned long *bytes,
 			 unsigned long *blocks)
@@ -524,11 +522,6 @@ static void rconsumed(struct sthead *sh, unsigned long b0, unsigned long bl0,
 	}
 }
 
-static bool batchable(unsigned char type)
-{
-	return type == M_DATA || type == M_PROTO;
-}
-
 static bool urgent(const mblk_t *mp)
 {
 	return mp->b_datap->db_type >= QPCTL || mp->b_band != 0;
@@ -566,7 +559,7 @@ static mblk_t *rtake(struct sthead *sh, rmatch_fn match, void *arg,
 	*cached = false;
 	rcache_check(sh);
 	if (sh->sh_rcache == NULL) {
-		mp = str_getq_run(rq, batchable, RCACHE_MSGS, RCACHE_BYTES, &n);
+		mp = str_getq_run(rq, &n);
 		if (mp != NULL) {
 			sh->sh_rcache = mp;
 			while (mp->b_next != NULL)
@@ -601,7 +594,7 @@ static mblk_t *rtake(struct sthead *sh, rmatch_fn match, void *arg,
 		*cached = true;
 		return rcache_pop(sh);
 	}
-	/* nothing batchable at the front: one message as getq takes it */
+	/* nothing plain at the front: one message as getq takes it */
 	if (sh_flags(sh) & STRBANDQ)
 		set_flag(sh, STRBANDQ, false);
 	mp = str_getq_if(rq, match, arg, nonempty);
