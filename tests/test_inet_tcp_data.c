@@ -13,7 +13,8 @@
  * TCP_NODELAY negotiated on a connection and read back; a burst of
  * small sends that nothing follows arrives whole and at once (/dev/tcp
  * holds a stream of writes for one batch, and a timeout sends the
- * rest), in fewer sends than messages, with TCP_NODELAY too.
+ * rest) and, on /dev/tcp without TCP_NODELAY, in fewer sends than
+ * messages; with TCP_NODELAY it arrives whole and soon too.
  */
 #include "test_inet_tcp_lib.h"
 
@@ -431,17 +432,14 @@ static void set_nodelay(int fd)
 
 #define BURST 200
 
-static void test_burst(bool nodelay)
+/* One burst of BURST single bytes from c to s, nothing after it: it
+ * arrives whole, in order and soon; the sender's counts when it has
+ * sent everything (the bytes may arrive before it counts them). */
+static void burst(int c, int s, struct inet_stats *st)
 {
-	struct inet_stats st;
 	char got[BURST];
-	int c, s;
-	long t0;
+	long t0 = now_ms();
 
-	REQUIRE(xt_pair(&c, &s) == 0);
-	if (nodelay)
-		set_nodelay(c);
-	t0 = now_ms();
 	for (int i = 0; i < BURST; i++) {
 		char b = (char)(i * 7);
 
@@ -449,26 +447,56 @@ static void test_burst(bool nodelay)
 	}
 	/* nothing follows: the tail of the burst is not held for long */
 	CHECK_RET(xt_rcv_all(s, got, BURST), 0);
-	CHECK(now_ms() - t0 < 1000);
+	CHECK(now_ms() - t0 < 2000);
 	for (int i = 0; i < BURST; i++)
 		if (got[i] != (char)(i * 7)) {
 			CHECK_EQ(got[i], (char)(i * 7));
 			break;
 		}
-	get_stats(c, &st);
-	CHECK_EQ(st.tx_msgs, BURST);
-	CHECK_EQ(st.tx_sent, BURST);
-	CHECK_EQ(st.tx_drops, 0);
-	if (strcmp(cur->dev, "/dev/tcp") == 0)
-		CHECK(st.tx_calls < BURST);	/* batched */
-	else
-		CHECK_EQ(st.tx_calls, BURST);	/* one call each */
+	do
+		get_stats(c, st);
+	while (st->tx_sent < st->tx_msgs && now_ms() - t0 < 2000 &&
+	       (pause_ms(1), 1));
+}
+
+static void test_burst(bool nodelay)
+{
+	struct inet_stats st;
+	bool batched = false;
+	int c, s;
+
+	REQUIRE(xt_pair(&c, &s) == 0);
+	if (nodelay)
+		set_nodelay(c);
+	/* /dev/tcp holds a burst and sends it in fewer calls than
+	 * messages: at least one of five tries shows it, however loaded
+	 * the machine is (a writer slower than the hold timeout sends one
+	 * by one).  With TCP_NODELAY each message may go at once. */
+	for (int k = 1; k <= 5 && !batched; k++) {
+		burst(c, s, &st);
+		CHECK_EQ(st.tx_msgs, (uint64_t)k * BURST);
+		CHECK_EQ(st.tx_sent, (uint64_t)k * BURST);
+		CHECK_EQ(st.tx_drops, 0);
+		if (strcmp(cur->dev, "/dev/tcp") != 0) {
+			CHECK_EQ(st.tx_calls, (uint64_t)k * BURST);
+			break;			/* one call each */
+		}
+		batched = st.tx_calls < (uint64_t)k * BURST;
+		if (nodelay)
+			break;
+	}
+	if (strcmp(cur->dev, "/dev/tcp") == 0 && !nodelay)
+		CHECK(batched);
 	CHECK_RET(t_close(c), 0);
 	CHECK_RET(t_close(s), 0);
 }
 
 int main(void)
 {
+	/* /dev/tcp holds every write that is not an answer, however slow
+	 * this build is (a sanitizer's, or a loaded machine), so that
+	 * test_burst sees a batch */
+	setenv("STREAMS_INET_IDLE_NS", "1000000000000", 1);
 	FOR_EACH_CFG({
 		test_more();
 		test_expedited();

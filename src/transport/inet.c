@@ -59,6 +59,25 @@ static struct inet_ep *inet_tok_list;		/* inet_tok_lock */
 static t_uscalar_t inet_tok_next = 1;		/* inet_tok_lock */
 static unsigned int inet_minor_next = 1;	/* atomic */
 
+/* How long an endpoint of the batching family must have been idle for a
+ * lone message to go out at once: STREAMS_INET_IDLE_NS, else the
+ * protocol's default dflt (tests make it huge to send everything through
+ * the batches, or 0 to send nothing through them).  Read once. */
+uint64_t inet_idle_ns(uint64_t dflt)
+{
+	static uint64_t v = UINT64_MAX;
+	uint64_t x = __atomic_load_n(&v, __ATOMIC_RELAXED);
+
+	if (x == UINT64_MAX) {
+		const char *e = getenv("STREAMS_INET_IDLE_NS");
+
+		x = e != NULL && *e != '\0' ? strtoull(e, NULL, 10) :
+		    UINT64_MAX - 1;
+		__atomic_store_n(&v, x, __ATOMIC_RELAXED);
+	}
+	return x == UINT64_MAX - 1 ? dflt : x;
+}
+
 /* ---- sockets and addresses ---- */
 
 static int new_socket(const struct inet_proto *pr, int family, int proto)

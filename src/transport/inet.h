@@ -189,6 +189,10 @@ int inet_addr_in(const struct inet_ep *ep, const void *a, t_scalar_t len,
 		 bool same_family, struct sockaddr_storage *ss,
 		 socklen_t *sl);
 
+/* How long a batching endpoint must have been idle for a lone message
+ * to go at once: STREAMS_INET_IDLE_NS if set, else dflt. */
+uint64_t inet_idle_ns(uint64_t dflt);
+
 /* The port field of an IPv4 or IPv6 socket address. */
 in_port_t *inet_port(struct sockaddr_storage *ss);
 

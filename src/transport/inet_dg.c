@@ -141,21 +141,9 @@ struct dg {
 					   recvmmsg slot (made on demand) */
 };
 
-/* How long the endpoint must have been idle for a datagram to go out at
- * once: STREAMS_INET_IDLE_NS, else IDLE_NS (tests make it huge to send
- * everything through the batches, or 0 to send nothing through them). */
 static uint64_t idle_ns(void)
 {
-	static uint64_t v = UINT64_MAX;
-	uint64_t x = __atomic_load_n(&v, __ATOMIC_RELAXED);
-
-	if (x == UINT64_MAX) {
-		const char *e = getenv("STREAMS_INET_IDLE_NS");
-
-		x = e != NULL && *e != '\0' ? strtoull(e, NULL, 10) : IDLE_NS;
-		__atomic_store_n(&v, x, __ATOMIC_RELAXED);
-	}
-	return x;
+	return inet_idle_ns(IDLE_NS);
 }
 
 static uint64_t now_ns(void)

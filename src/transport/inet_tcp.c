@@ -173,7 +173,8 @@
 #define TCP_RDBYTES	65536		/* bytes per readv (fast) */
 #define TCP_RDBLK	16		/* blocks per readv (fast) */
 #define TCP_IDLE_NS	10000		/* fast: a lone message goes at once
-					   after this much quiet */
+					   after this much quiet (default of
+					   STREAMS_INET_IDLE_NS) */
 #define TCP_MORE_TICKS	1		/* fast: longest a T_MORE sequence is
 					   held (ticks of HZ) */
 #define TCP_PULL_MAX	64		/* reads per pass of the puller */
@@ -761,7 +762,7 @@ static bool lone(struct inet_ep *ep, bool more)
 	    __atomic_load_n(&pp->last_rx, __ATOMIC_RELAXED))
 		return true;
 	return now_ns() - __atomic_load_n(&pp->last_tx, __ATOMIC_RELAXED) >
-	       TCP_IDLE_NS;
+	       inet_idle_ns(TCP_IDLE_NS);
 }
 
 static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
