@@ -95,7 +95,8 @@ typedef struct msgb {
 	unsigned char b_band;		/* priority band */
 	unsigned char b_pad1;
 	unsigned short b_flag;		/* MSG* flags */
-	unsigned int b_pad2;
+	unsigned int b_merged;		/* private: writes coalesced into this
+					   message (str_putq_append) */
 	struct queue *b_queue;		/* private: queue the message is on */
 	void *b_private;		/* private */
 } mblk_t;

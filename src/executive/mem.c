@@ -281,6 +281,7 @@ static inline void mblk_init(mblk_t *mp, dblk_t *dbp)
 	mp->b_band = 0;
 	mp->b_pad1 = 0;
 	mp->b_flag = 0;
+	mp->b_merged = 0;
 	mp->b_queue = NULL;
 	mp->b_private = NULL;
 }
@@ -454,6 +455,7 @@ mblk_t *dupb(mblk_t *bp)
 	mp->b_band = bp->b_band;
 	mp->b_pad1 = 0;
 	mp->b_flag = bp->b_flag;
+	mp->b_merged = 0;
 	mp->b_queue = NULL;
 	mp->b_private = NULL;
 	strstat_add(t, ST_MBLK_ALLOC, 1);

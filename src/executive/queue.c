@@ -572,6 +572,39 @@ void str_putbq_run(queue_t *q, mblk_t *run)
 	qunlock(q);
 }
 
+/* A byte stream's coalescing: copy mp's bytes (one M_DATA block) onto the
+ * end of q's last message when that is a lone band-0 M_DATA block of its
+ * own (not shared, no free routine) with room for them; counted as putq
+ * would.  True if done (the caller frees mp), false: putq it. */
+bool str_putq_append(queue_t *q, const mblk_t *mp)
+{
+	size_t len = (size_t)(mp->b_wptr - mp->b_rptr);
+	mblk_t *last;
+	dblk_t *db;
+
+	qlock(q);
+	last = q->q_last;
+	if (last == NULL || last->b_band != 0 || last->b_cont != NULL)
+		goto no;
+	db = last->b_datap;
+	if (db->db_type != M_DATA ||
+	    __atomic_load_n(&db->db_ref, __ATOMIC_RELAXED) != 1 ||
+	    db->db_frtnp != NULL ||
+	    (size_t)(db->db_lim - last->b_wptr) < len)
+		goto no;
+	memcpy(last->b_wptr, mp->b_rptr, len);
+	last->b_wptr += len;
+	last->b_merged++;
+	set_counts(q, q->q_count + len, q->q_mblkcnt);
+	if (over_hi(q->q_count, q->q_mblkcnt, q->q_hiwat))
+		qf_set(q, QFULL);
+	qunlock(q);
+	return true;
+no:
+	qunlock(q);
+	return false;
+}
+
 int putq(queue_t *q, mblk_t *mp)
 {
 	bool sched = false;

@@ -398,6 +398,11 @@ mblk_t *str_getq_if(queue_t *q, bool (*match)(const mblk_t *, void *),
  * messages (M_DATA, M_PROTO) at the front, which stay counted; give the
  * bytes back as they are read; put what is left back. */
 mblk_t *str_getq_run(queue_t *q, int *nmsgs);
+
+/* A byte stream's write coalescing (queue.c): mp's bytes (one M_DATA
+ * block) appended to q's last message when that is a lone band-0 M_DATA
+ * block of its own with room; true if done (free mp), else putq it. */
+bool str_putq_append(queue_t *q, const mblk_t *mp);
 void str_qcredit(queue_t *q, unsigned long bytes, unsigned long blocks);
 void str_putbq_run(queue_t *q, mblk_t *run);
 

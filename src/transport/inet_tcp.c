@@ -179,6 +179,10 @@
 					   held (ticks of HZ) */
 #define TCP_PULL_MAX	64		/* reads per pass of the puller */
 #define TCP_SMALL	4096		/* a piece up to this is copied */
+#define TCP_COAL_MAX	1024		/* fast: a write up to this is copied
+					   onto the last one queued */
+#define TCP_COAL_BLK	8192		/* fast: size of a block that
+					   gathers them */
 
 #ifndef TCP_INQ
 #define TCP_INQ		36
@@ -594,6 +598,12 @@ static unsigned send_batch(struct inet_ep *ep, mblk_t **v, unsigned cnt,
 	return done;
 }
 
+/* The writes a queued message stands for (see queue_msg). */
+static unsigned nmsgs(const mblk_t *mp)
+{
+	return 1u + mp->b_merged;
+}
+
 /* A send failed for good: remember it for the read side, which reports
  * the disconnect; what waits is dropped.  wlock held. */
 static void send_failed(struct inet_ep *ep, int err)
@@ -605,7 +615,7 @@ static void send_failed(struct inet_ep *ep, int err)
 	if (LOAD(PP(ep)->werr) == 0)
 		STORE(PP(ep)->werr, err);
 	while ((mp = getq(ep->wq)) != NULL) {
-		INET_COUNT(ep, tx_drops, 1);
+		INET_COUNT(ep, tx_drops, nmsgs(mp));
 		freemsg(mp);
 	}
 	STORE(PP(ep)->fin_pending, 0);
@@ -623,7 +633,7 @@ static bool flush_locked(struct inet_ep *ep, mblk_t *first)
 
 	STORE(pp->nq, 0);
 	for (;;) {
-		unsigned cnt = 0, done, i;
+		unsigned cnt = 0, done, i, n;
 		size_t bytes = 0;
 		int err;
 
@@ -657,9 +667,11 @@ static bool flush_locked(struct inet_ep *ep, mblk_t *first)
 		if (cnt == 0)
 			break;
 		done = send_batch(ep, v, cnt, &err);
-		for (i = 0; i < done; i++)
+		for (i = 0, n = 0; i < done; i++) {
+			n += nmsgs(v[i]);
 			freemsg(v[i]);
-		INET_COUNT(ep, tx_sent, done);
+		}
+		INET_COUNT(ep, tx_sent, n);
 		if (err == 0)
 			continue;
 		if (err == EAGAIN) {
@@ -672,7 +684,7 @@ static bool flush_locked(struct inet_ep *ep, mblk_t *first)
 			return true;
 		}
 		for (i = done; i < cnt; i++) {
-			INET_COUNT(ep, tx_drops, 1);
+			INET_COUNT(ep, tx_drops, nmsgs(v[i]));
 			freemsg(v[i]);
 		}
 		send_failed(ep, err);
@@ -765,6 +777,37 @@ static bool lone(struct inet_ep *ep, bool more)
 	       inet_idle_ns(TCP_IDLE_NS);
 }
 
+/*
+ * Queue data for the flusher.  /dev/tcp copies a small normal message
+ * onto the end of the last one queued when that has room (a byte stream
+ * keeps no boundaries), and starts a block with room (TCP_COAL_BLK) for
+ * the next: the flusher then takes and frees one block per many writes
+ * instead of one per write.
+ */
+static void queue_msg(struct inet_ep *ep, mblk_t *m)
+{
+	size_t len = (size_t)(m->b_wptr - m->b_rptr);
+	mblk_t *c;
+
+	if (ep->pr->fast && m->b_datap->db_type == M_DATA &&
+	    m->b_cont == NULL && len <= TCP_COAL_MAX) {
+		if (str_putq_append(ep->wq, m)) {
+			freemsg(m);
+			return;
+		}
+		if ((c = allocb(TCP_COAL_BLK, BPRI_MED)) != NULL) {
+			memcpy(c->b_wptr, m->b_rptr, len);
+			c->b_wptr += len;
+			freemsg(m);
+			m = c;
+		}
+	}
+	if (!putq(ep->wq, m)) {
+		INET_COUNT(ep, tx_drops, 1);
+		freemsg(m);
+	}
+}
+
 static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 {
 	struct tcp_pp *pp = PP(ep);
@@ -841,10 +884,7 @@ static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 	    !LOAD(pp->fin_pending) && (!ep->pr->fast || lone(ep, more)))
 		direct = strtrylock(&pp->wlock);
 	if (!direct) {
-		if (!putq(ep->wq, m)) {
-			INET_COUNT(ep, tx_drops, 1);
-			freemsg(m);
-		}
+		queue_msg(ep, m);
 		__atomic_add_fetch(&pp->nq, 1, __ATOMIC_RELAXED);
 		if (ep->pr->fast && more) {
 			/* gathered until the sequence ends, or the timeout */
@@ -1626,9 +1666,9 @@ static void close_drain(struct inet_ep *ep)
 			}
 		INET_COUNT(ep, tx_calls, 1);
 		if (ok)
-			INET_COUNT(ep, tx_sent, 1);
+			INET_COUNT(ep, tx_sent, nmsgs(mp));
 		else
-			INET_COUNT(ep, tx_drops, 1);
+			INET_COUNT(ep, tx_drops, nmsgs(mp));
 		freemsg(mp);
 	}
 	if (ok && LOAD(pp->fin_pending))
