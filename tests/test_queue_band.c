@@ -292,6 +292,78 @@ static void test_run(queue_t *q)
 	CHECK_EQ(qsize(q), 0);
 }
 
+static void free_rtn_noop(char *arg)
+{
+	(void)arg;
+}
+
+static void test_append(queue_t *q)
+{
+	static char ext[64];
+	frtn_t fr = { free_rtn_noop, NULL };
+	mblk_t *one = qt_msg(M_DATA, 0, 1, 1), *big, *mp, *d;
+	unsigned long hi = q->q_hiwat;
+
+	one->b_rptr[0] = 'x';
+	/* nothing queued: nothing to append to */
+	CHECK(!str_putq_append(q, one));
+	/* a block with room takes it, counted as putq would */
+	mp = allocb(64, BPRI_MED);
+	REQUIRE(mp != NULL);
+	*mp->b_wptr++ = 'a';
+	CHECK_EQ(putq(q, mp), 1);
+	CHECK(str_putq_append(q, one));
+	CHECK(str_putq_append(q, one));
+	CHECK_EQ(q->q_count, 3);
+	CHECK_EQ(q->q_mblkcnt, 1);
+	CHECK_EQ(mp->b_merged, 2);
+	CHECK_EQ(memcmp(mp->b_rptr, "axx", 3), 0);
+	/* no room for a message longer than what is left */
+	big = qt_msg(M_DATA, 0, (size_t)(mp->b_datap->db_lim - mp->b_wptr) + 1,
+		     2);
+	CHECK(!str_putq_append(q, big));
+	freemsg(big);
+	/* shared (dupb), lent (esballoc), other types, bands, chains: no */
+	d = dupb(mp);
+	REQUIRE(d != NULL);
+	CHECK(!str_putq_append(q, one));
+	freeb(d);
+	CHECK(str_putq_append(q, one));
+	CHECK_EQ(mp->b_merged, 3);
+	flushq(q, FLUSHALL);
+	mp = esballoc((unsigned char *)ext, sizeof(ext), BPRI_MED, &fr);
+	REQUIRE(mp != NULL);
+	CHECK_EQ(putq(q, mp), 1);
+	CHECK(!str_putq_append(q, one));
+	flushq(q, FLUSHALL);
+	CHECK_EQ(putq(q, qt_msg(M_PROTO, 0, 1, 3)), 1);
+	CHECK(!str_putq_append(q, one));
+	flushq(q, FLUSHALL);
+	mp = qt_msg(M_DATA, 1, 1, 4);
+	CHECK_EQ(putq(q, mp), 1);
+	CHECK(!str_putq_append(q, one));
+	flushq(q, FLUSHALL);
+	mp = qt_msg(M_DATA, 0, 1, 5);
+	mp->b_cont = qt_msg(M_DATA, 0, 1, 6);
+	CHECK_EQ(putq(q, mp), 1);
+	CHECK(!str_putq_append(q, one));
+	flushq(q, FLUSHALL);
+	/* past high water the queue is full, as after a putq */
+	CHECK_EQ(strqset(q, QHIWAT, 0, 2), 0);
+	mp = allocb(64, BPRI_MED);
+	REQUIRE(mp != NULL);
+	*mp->b_wptr++ = 'a';
+	CHECK_EQ(putq(q, mp), 1);
+	CHECK(!(q->q_flag & QFULL));
+	CHECK(str_putq_append(q, one));
+	CHECK(q->q_flag & QFULL);
+	flushq(q, FLUSHALL);
+	CHECK(!(q->q_flag & QFULL));
+	CHECK_EQ(strqset(q, QHIWAT, 0, (long)hi), 0);
+	CHECK_EQ(qsize(q), 0);
+	freemsg(one);
+}
+
 static void test_freeze(void)
 {
 	struct stdata *sd = th_stream("tsinkq", NULL);
@@ -325,6 +397,7 @@ int main(void)
 	test_rmvq(WR(rq));
 	test_flush(WR(rq));
 	test_run(WR(rq));
+	test_append(WR(rq));
 	qt_free(rq);
 	rq2 = qt_pair(true, &c);	/* no bands yet */
 	test_strq(WR(rq2));
