@@ -272,6 +272,34 @@ static void test_shared_ends(void)
 	close(fds[0]);
 }
 
+/* A reader that never sleeps (non-blocking reads only) still learns
+ * that the other process closed its end: end of file. */
+static void test_nonblock_eof(void)
+{
+	int fds[2];
+	char b[4];
+	pid_t pid;
+
+	open_pipe(fds);
+	pid = fork_flushed();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		long end = now_ms() + 5000;
+		ssize_t n = -1;
+
+		close(fds[1]);
+		set_nonblock(fds[0], true);
+		while (now_ms() < end &&
+		       (n = read(fds[0], b, sizeof(b))) < 0 && errno == EAGAIN)
+			usleep(1000);
+		child_exit(n == 0 ? 0 : 1);
+	}
+	close(fds[0]);
+	usleep(50000);
+	close(fds[1]);
+	CHECK_EQ(wait_child(pid), 0);
+}
+
 /* Each process's streams have their own mirror: what the child's poll()
  * shows the kernel about its copy of an end is not seen by an epoll set
  * watching the parent's copy. */
@@ -422,6 +450,7 @@ int main(void)
 	test_poll();
 	test_pingpong();
 	test_shared_ends();
+	test_nonblock_eof();
 	test_private_mirror();
 	CHECK_EQ(streams_in_use(), 0);
 	T_DONE();

@@ -161,7 +161,7 @@ static void rearm(struct shp_end *e)
 	if (__atomic_load_n(&e->peer_gone, __ATOMIC_ACQUIRE))
 		return;
 	if (!waited_for(e) && !__atomic_load_n(&e->wblocked, __ATOMIC_SEQ_CST)) {
-		(void)str_kev_arm(&e->ke, 0);
+		(void)str_kev_arm(&e->ke, POLLRDHUP);
 		if (!waited_for(e) &&
 		    !__atomic_load_n(&e->wblocked, __ATOMIC_SEQ_CST))
 			return;

@@ -76,6 +76,8 @@ static unsigned ep_events(unsigned events)
 		e |= EPOLLIN | EPOLLRDHUP;
 	if (events & POLLOUT)
 		e |= EPOLLOUT;
+	if (events & POLLRDHUP)
+		e |= EPOLLRDHUP;	/* the hangup alone */
 	return e;
 }
 
@@ -242,7 +244,7 @@ static int arm_locked(struct strkev *ke, unsigned events)
 
 	if (!ke->ke_attached)
 		return -EINVAL;
-	events &= POLLIN | POLLOUT;
+	events &= POLLIN | POLLOUT | POLLRDHUP;
 	if ((err = ensure_thread()) != 0)
 		return err;
 	ev.events = ep_events(events);
@@ -253,6 +255,9 @@ static int arm_locked(struct strkev *ke, unsigned events)
 	return 0;
 }
 
+/* events: POLLIN, POLLOUT, and POLLRDHUP for a report of the hangup
+ * alone (a socket whose data is left for another process to read; an
+ * arming with no event at all would report nothing, not even that). */
 int str_kev_arm(struct strkev *ke, unsigned events)
 {
 	int err;
@@ -270,7 +275,7 @@ int str_kev_rearm(struct strkev *ke, unsigned events)
 {
 	int err = 0;
 
-	events &= POLLIN | POLLOUT;
+	events &= POLLIN | POLLOUT | POLLRDHUP;
 	pthread_mutex_lock(&kev_lock);
 	if ((ke->ke_armed & events) != events)
 		err = arm_locked(ke, ke->ke_armed | events);
