@@ -825,7 +825,8 @@ static void dg_wsrv(struct inet_ep *ep)
 
 /* ---- receiving ---- */
 
-/* Send one datagram up (rx_lock held): false when out of memory.  With
+/* Send one datagram up (rx_lock held; the caller counts it): false when
+ * out of memory.  With
  * lend (an esballoc'ed block over the receive buffer holding data) the
  * data block points into that buffer instead of being a copy. */
 static bool deliver(struct inet_ep *ep, const struct sockaddr_storage *src,
@@ -862,8 +863,6 @@ static bool deliver(struct inet_ep *ep, const struct sockaddr_storage *src,
 		putnext(ep->rq, bp);
 	else if (!putq(ep->rq, bp))
 		freemsg(bp);
-	INET_COUNT(ep, rx_msgs, 1);
-	INET_COUNT(ep, rx_bytes, len);
 	return true;
 }
 
@@ -950,6 +949,7 @@ static bool pull_locked(struct inet_ep *ep)
 				seg = len;
 			mblk_t *lend = NULL;
 			bool ok = true;
+			uint64_t nd = 0, nb = 0;
 
 			/* big datagrams filling at least an eighth of the
 			 * buffer: lend it, take a new one */
@@ -965,9 +965,15 @@ static bool pull_locked(struct inet_ep *ep)
 					ok = false;
 					break;
 				}
+				nd++;
+				nb += k;
 				p += k;
 				len -= k;
 			} while (len > 0);
+			/* (counted once per received message, not per
+			 * datagram of a GRO batch) */
+			INET_COUNT(ep, rx_msgs, nd);
+			INET_COUNT(ep, rx_bytes, nb);
 			if (lend != NULL)
 				freeb(lend);	/* the datagrams keep it */
 			if (!ok)
