@@ -50,8 +50,11 @@
  *   ago or something was received since (request/response keeps the
  *   latency of /dev/inet/tcp); otherwise it is
  *   queued (the write queue does not enable its service procedure on
- *   putq) and flushed with one sendmsg() of up to TCP_BATCH messages /
- *   TCP_BATCH_BYTES: by the writer at once when that much is queued,
+ *   putq; a write up to TCP_COAL_MAX bytes is copied onto the end of the
+ *   last block queued, str_putq_append, so the flusher handles one block
+ *   per many writes) and flushed with one sendmsg() of up to TCP_BATCH
+ *   blocks / TCP_BATCH_BYTES: by the writer at once when TCP_BATCH
+ *   writes, TCP_BATCH_BYTES or half the queue's high water are queued,
  *   else by a timeout (TCP_MORE_TICKS, one tick) that the first queued
  *   message sets, so the tail of a burst waits at most a tick.  (Waking
  *   the I/O thread for each message instead made batches of a dozen
@@ -167,7 +170,9 @@
 #include "tpi.h"
 
 #define TCP_MAXQLEN	128		/* largest CONIND_number granted */
-#define TCP_BATCH	256		/* messages per sendmsg (fast) */
+#define TCP_BATCH	256		/* blocks per sendmsg, and writes
+					   queued that make the writer flush
+					   (fast) */
 #define TCP_BATCH_BYTES	(256 * 1024)	/* bytes per sendmsg (fast) */
 #define TCP_IOV		256		/* iovec entries per sendmsg */
 #define TCP_RDBYTES	65536		/* bytes per readv (fast) */
