@@ -104,6 +104,16 @@ static int helper_plain(const char *path)
 	return bad;
 }
 
+/* Opens and closes at once. */
+static int helper_touch(const char *path)
+{
+	int fd = open(path, O_RDWR);
+
+	HCHECK(fd >= 0 && isastream(fd) == 1);
+	close(fd);
+	return bad;
+}
+
 /* Opening an attached end whose other end is gone: ENXIO. */
 static int helper_enxio(const char *path)
 {
@@ -136,6 +146,8 @@ static int helper(int argc, char **argv)
 		return helper_quit(argv[3]);
 	if (argc == 4 && strcmp(argv[2], "plain") == 0)
 		return helper_plain(argv[3]);
+	if (argc == 4 && strcmp(argv[2], "touch") == 0)
+		return helper_touch(argv[3]);
 	if (argc == 4 && strcmp(argv[2], "enxio") == 0)
 		return helper_enxio(argv[3]);
 	if (argc == 4 && strcmp(argv[2], "busy") == 0)
@@ -220,6 +232,42 @@ static void test_shared(void)
 	CHECK_ERR(fdetach(file1), EINVAL);
 	pid = spawn("plain", file1, NULL);
 	CHECK_EQ(wait_child(pid), 0);
+}
+
+/* A reader asleep on the attached end since before another process
+ * first opened it (the pipe then got its cross-process driver under
+ * it) still gets what is written to it. */
+static void *read_one(void *arg)
+{
+	int *fdp = arg;
+	char c = 0;
+
+	if (read(fdp[0], &c, 1) != 1)
+		c = 0;
+	fdp[1] = c;
+	return NULL;
+}
+
+static void test_early_reader(void)
+{
+	int fds[2], arg[2];
+	pthread_t t;
+	pid_t pid;
+
+	open_pipe(fds);
+	CHECK_RET(fattach(fds[1], file1), 0);
+	arg[0] = fds[1];
+	arg[1] = -1;
+	REQUIRE(pthread_create(&t, NULL, read_one, arg) == 0);
+	usleep(50000);		/* (asleep, or about to be) */
+	pid = spawn("touch", file1, NULL);
+	CHECK_EQ(wait_child(pid), 0);
+	CHECK_RET(write(fds[0], "r", 1), 1);
+	pthread_join(t, NULL);
+	CHECK_EQ(arg[1], 'r');
+	CHECK_RET(fdetach(file1), 0);
+	close(fds[0]);
+	close(fds[1]);
 }
 
 /* Serve one connld opener: its pipe end arrives on fds[0]. */
@@ -318,6 +366,7 @@ int main(int argc, char **argv)
 	make_file(file1, "plain");
 	make_file(file2, "plain");
 	test_shared();
+	test_early_reader();
 	test_connld();
 	CHECK_EQ(streams_in_use(), 0);
 	/* nothing remains */

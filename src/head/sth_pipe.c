@@ -300,20 +300,12 @@ int sth_pipe_share(struct sthead *sh, int fds[3], int *side)
 	pthread_once(&sth_pipes_once, pipes_init);
 	pthread_mutex_lock(&sth_pipes_create);
 	pthread_mutex_lock(&sh->sh_pair->p_lock);
-	struct sthead *peer = sh->sh_peer;
-	if (peer != NULL)
-		sth_hold(peer);
+	bool local = sh->sh_peer != NULL;
 	pthread_mutex_unlock(&sh->sh_pair->p_lock);
-	if (peer != NULL) {
+	/* (readers asleep on either end are counted as the driver's
+	 * waiters, sth_kevwait_begin: it arms for them) */
+	if (local)
 		convert(sh->sh_pair);
-		/* The other end stays this process's, and its readers may
-		 * be asleep since before it had a driver (not counted as
-		 * the driver's waiters): its driver pulls for it always,
-		 * as for an epoll watcher. */
-		if (sth_has_kev(peer))
-			sth_kevwatch(peer);
-		sth_rele(peer);
-	}
 	pthread_mutex_unlock(&sth_pipes_create);
 	sth_plumb_lock(sh);
 	err = (sh_flags(sh) & STRCLOSED) ? ENXIO

@@ -247,19 +247,19 @@ static inline bool sth_has_kev(struct sthead *sh)
 }
 
 /* A reader or poller is about to sleep until the driver's source has
- * more: counted first, then the driver pulls and arms its wake-up. */
+ * more: counted first, then the driver pulls and arms its wake-up.
+ * Counted on every stream, with a source or not: a pipe gets one while
+ * its readers sleep (a fork, a named pipe's first open elsewhere), and
+ * its driver then arms for the sleepers it finds counted; the end of
+ * the wait must undo exactly what its beginning did. */
 static inline void sth_kevwait_begin(struct sthead *sh)
 {
-	if (__atomic_load_n(&sh->sh_sd.sd_kev, __ATOMIC_ACQUIRE) == NULL)
-		return;
 	__atomic_add_fetch(&sh->sh_sd.sd_kevwant, 1, __ATOMIC_SEQ_CST);
 	sth_pull(sh, KEV_WAIT);
 }
 
 static inline void sth_kevwait_end(struct sthead *sh)
 {
-	if (__atomic_load_n(&sh->sh_sd.sd_kev, __ATOMIC_ACQUIRE) == NULL)
-		return;
 	__atomic_sub_fetch(&sh->sh_sd.sd_kevwant, 1, __ATOMIC_SEQ_CST);
 }
 
