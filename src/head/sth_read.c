@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -809,7 +810,12 @@ static bool pulled(void *arg)
 	struct sthead *sh = arg;
 
 	sth_pull(sh, KEV_PULL);
-	return readable(sh);
+	if (readable(sh))
+		return true;
+	/* the answer may have to come from a thread on this CPU: each
+	 * look is a system call anyway, let it run between looks */
+	sched_yield();
+	return false;
 }
 
 static int read_wait(struct rctx *c)
