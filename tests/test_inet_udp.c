@@ -386,12 +386,32 @@ static void test_uderr(void)
 	CHECK_RET(t_close(x), 0);
 }
 
+/* An option whose value is one t_scalar_t. */
+struct iopt {
+	struct t_opthdr h;
+	t_scalar_t v;
+};
+
+/* Negotiate XTI_GENERIC option name to v on fd: the answer has flags fl
+ * and value got, and T_CURRENT then reads got back. */
+static void negotiate(int fd, t_uscalar_t name, t_scalar_t v, t_scalar_t fl,
+		      t_scalar_t got)
+{
+	struct iopt o = { { sizeof(o), XTI_GENERIC, name, 0 }, v }, r;
+	t_scalar_t rf;
+
+	CHECK_RET(optmgmt(fd, T_NEGOTIATE, &o, sizeof(o), &r, sizeof(r), &rf),
+		  0);
+	CHECK_EQ(rf, fl);
+	CHECK_EQ(r.v, got);
+	CHECK_RET(optmgmt(fd, T_CURRENT, &o, sizeof(o), &r, sizeof(r), &rf),
+		  0);
+	CHECK_EQ(r.v, got);
+}
+
 static void test_options(void)
 {
-	struct {
-		struct t_opthdr h;
-		t_scalar_t v;
-	} o, r;
+	struct iopt o = { { sizeof(o), XTI_GENERIC, XTI_SNDBUF, 0 }, 0 }, r;
 	struct {
 		struct t_opthdr h;
 		t_uscalar_t v;
@@ -401,18 +421,7 @@ static void test_options(void)
 
 	REQUIRE(fd >= 0);
 	/* a buffer size the kernel grants as asked */
-	o.h.len = sizeof(o);
-	o.h.level = XTI_GENERIC;
-	o.h.name = XTI_SNDBUF;
-	o.h.status = 0;
-	o.v = 65536;
-	CHECK_RET(optmgmt(fd, T_NEGOTIATE, &o, sizeof(o), &r, sizeof(r), &fl),
-		  0);
-	CHECK_EQ(fl, T_SUCCESS);
-	CHECK_EQ(r.v, 65536);
-	CHECK_RET(optmgmt(fd, T_CURRENT, &o, sizeof(o), &r, sizeof(r), &fl),
-		  0);
-	CHECK_EQ(r.v, 65536);
+	negotiate(fd, XTI_SNDBUF, 65536, T_SUCCESS, 65536);
 	/* one above what the kernel allows: granted less */
 	o.v = 0x7fffff00;
 	CHECK_RET(optmgmt(fd, T_NEGOTIATE, &o, sizeof(o), &r, sizeof(r), &fl),
@@ -420,24 +429,14 @@ static void test_options(void)
 	CHECK_EQ(fl, T_PARTSUCCESS);
 	CHECK(r.v > 0 && r.v < 0x7fffff00);
 	/* XTI_SNDLOWAT: the room the write queue wants before a blocked
-	 * writer goes on (its high water, 64 KiB, less its low water) */
+	 * writer goes on (its high water, 64 KiB, less its low water);
+	 * more than the queue holds is granted as its high water */
 	o.h.name = XTI_SNDLOWAT;
 	CHECK_RET(optmgmt(fd, T_CURRENT, &o, sizeof(o), &r, sizeof(r), &fl),
 		  0);
 	CHECK_EQ(r.v, 65536 - 16384);
-	o.v = 1000;
-	CHECK_RET(optmgmt(fd, T_NEGOTIATE, &o, sizeof(o), &r, sizeof(r), &fl),
-		  0);
-	CHECK_EQ(fl, T_SUCCESS);
-	CHECK_EQ(r.v, 1000);
-	CHECK_RET(optmgmt(fd, T_CURRENT, &o, sizeof(o), &r, sizeof(r), &fl),
-		  0);
-	CHECK_EQ(r.v, 1000);
-	o.v = 1 << 20;			/* more than the queue holds */
-	CHECK_RET(optmgmt(fd, T_NEGOTIATE, &o, sizeof(o), &r, sizeof(r), &fl),
-		  0);
-	CHECK_EQ(fl, T_PARTSUCCESS);
-	CHECK_EQ(r.v, 65536);
+	negotiate(fd, XTI_SNDLOWAT, 1000, T_SUCCESS, 1000);
+	negotiate(fd, XTI_SNDLOWAT, 1 << 20, T_PARTSUCCESS, 65536);
 	/* IP_TTL by both names */
 	CHECK_RET(optmgmt(fd, T_NEGOTIATE, &ttl, sizeof(ttl), &rt, sizeof(rt),
 			  &fl), 0);
