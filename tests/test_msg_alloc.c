@@ -1,8 +1,12 @@
 /*
  * test_msg_alloc -- allocb, esballoc, freeb, dupb, copyb, testb and the
- * statistics that show nothing leaked.
+ * statistics that show nothing leaked; the caches absorb a burst larger
+ * than a depot's base size (a second burst takes nothing from the C heap)
+ * and give the surplus back once it has stayed unused for a second.
  */
 #include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "t.h"
 #include "harness.h"
@@ -230,6 +234,68 @@ static void test_cross_thread(void)
 	pthread_join(t, NULL);
 }
 
+#ifndef STR_ASAN
+#define STR_ASAN 0		/* (ASan builds keep no caches) */
+#endif
+
+/* BURST one-byte blocks alive at once, then all freed. */
+#define BURST 40000
+static mblk_t *burst_v[BURST];
+
+static void burst(void)
+{
+	for (int i = 0; i < BURST; i++) {
+		burst_v[i] = allocb(1, BPRI_MED);
+		REQUIRE(burst_v[i] != NULL);
+	}
+	for (int i = 0; i < BURST; i++)
+		freeb(burst_v[i]);
+}
+
+/* A few blocks at a time, enough to go through the depot. */
+static void small_use(void)
+{
+	for (int k = 0; k < 20; k++) {
+		mblk_t *v[200];
+
+		for (int i = 0; i < 200; i++)
+			REQUIRE((v[i] = allocb(1, BPRI_MED)) != NULL);
+		for (int i = 0; i < 200; i++)
+			freeb(v[i]);
+	}
+}
+
+static void test_burst(void)
+{
+	struct strstats a, b, c;
+
+	burst();
+	streams_stats(&a);
+	burst();
+	streams_stats(&b);
+	if (STR_ASAN || getenv("STREAMS_NOCACHE") != NULL) {
+		/* no caches: every block comes from the heap and goes back */
+		CHECK(b.heap_new - a.heap_new >= BURST);
+		CHECK(b.heap_free - a.heap_free >= BURST);
+		return;
+	}
+	/* the first burst's blocks came back to the caches and served the
+	 * second one: nothing new from the heap, nothing given back */
+	CHECK_EQ(b.heap_new - a.heap_new, 0);
+	CHECK_EQ(b.heap_free - a.heap_free, 0);
+	/* the surplus stays while it is used (the second burst used it);
+	 * once it has stayed unused for a whole second it goes back to the
+	 * heap as the depot is used again: a second passes, small use
+	 * starts a new interval, another second passes, small use trims */
+	for (int round = 0; round < 2; round++) {
+		usleep(1100 * 1000);
+		small_use();
+	}
+	streams_stats(&c);
+	CHECK(c.heap_free - b.heap_free > 0);
+	CHECK_EQ(c.heap_new - b.heap_new, 0);
+}
+
 int main(void)
 {
 	struct strstats st;
@@ -242,6 +308,7 @@ int main(void)
 	test_copymsg_dupmsg();
 	test_memlimit();
 	test_cross_thread();
+	test_burst();
 	CHECK_EQ(th_leaks(), 0);
 	streams_stats(&st);
 	CHECK(st.mblk_alloc > XN);

@@ -44,6 +44,10 @@ struct strstats {
 	int64_t timeouts_pending;
 	int64_t bufcalls_pending;
 	int workers;			/* scheduler worker threads running */
+	/* the allocator's traffic with the C heap (mem.c): blocks taken
+	 * from malloc and given back with free, past its caches */
+	uint64_t heap_new;
+	uint64_t heap_free;
 };
 
 /* Sum the counters of every thread into *st. */

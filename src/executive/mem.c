@@ -12,7 +12,13 @@
  *
  * Caches: each thread has a magazine per class (struct strmag, no lock);
  * full or empty magazines exchange STR_MAGBATCH objects with a per-class
- * depot under a lock; a bounded depot returns the rest to the C heap.
+ * depot under a lock.  A depot keeps up to its base size for good and
+ * grows to DEPOT_BURST times that while a burst needs it (a writer that
+ * queues 64 K one-byte messages before its reader runs, whose frees then
+ * come back all at once); what the depot held unused for a whole
+ * DEPOT_TRIM_NS beyond its base goes back to the C heap, a batch at a time,
+ * whenever the depot is next used.  Past the burst size frees go to the
+ * heap at once.
  * Sanitizer builds and STREAMS_NOCACHE=1 bypass the caches so that use
  * after free is caught.
  *
@@ -26,8 +32,10 @@
 #endif
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "strsubr.h"
 
@@ -42,11 +50,20 @@ static const int str_depot_max[STR_NCLASSES] = {
 
 #define CHUNK_HDR	((sizeof(dblk_t) + 15) & ~(size_t)15)
 
+#define DEPOT_BURST	8		/* a depot grows to this times its base */
+#define DEPOT_TRIM_NS	1000000000ull	/* surplus unused this long is freed */
+#define DEPOT_TRIM_BATCH 256		/* objects freed per depot call */
+
 struct strdepot {
 	strlock_t lock;
-	int count;		/* objects in slot[] */
-	int max;
-	void **slot;		/* stack of free objects */
+	int count;		/* objects in slot[]; lock */
+	int max;		/* base size, kept for good; const */
+	int cap;		/* slots in slot[] (grows to max * DEPOT_BURST);
+				   lock */
+	int low;		/* fewest objects held since trimmed; lock */
+	uint64_t trimmed;	/* when the current trim interval began;
+				   lock */
+	void **slot;		/* stack of free objects; lock */
 };
 
 static struct strdepot str_depot[STR_NCLASSES];
@@ -65,6 +82,9 @@ void strmem_init(void)
 		str_nocache = 1;
 	for (int i = 0; i < STR_NCLASSES; i++) {
 		str_depot[i].max = str_depot_max[i];
+		str_depot[i].cap = 0;
+		str_depot[i].low = 0;
+		str_depot[i].trimmed = 0;
 		str_depot[i].slot = NULL;
 		str_depot[i].count = 0;
 	}
@@ -87,6 +107,22 @@ static inline int size_class(size_t size)
 
 /* ---- heap objects ---- */
 
+/* Objects taken from and given back to the C heap, counted for
+ * streams_stats() (by the thread doing it, if it has a strthread). */
+static inline void heap_count(int id)
+{
+	struct strthread *t = str_self_tls;
+
+	if (t != NULL)
+		strstat_add(t, id, 1);
+}
+
+static void heap_release(void *p)
+{
+	heap_count(ST_HEAP_FREE);
+	free(p);
+}
+
 static void *heap_new(int cls, size_t bigsize)
 {
 	size_t sz;
@@ -99,50 +135,116 @@ static void *heap_new(int cls, size_t bigsize)
 		sz = CHUNK_HDR + bigsize;
 	else
 		sz = CHUNK_HDR + str_class_size[cls];
+	heap_count(ST_HEAP_NEW);
 	return malloc(sz);
 }
 
 /* ---- depot ---- */
 
+static void heap_free_obj(int cls, void *obj);
+
+static uint64_t depot_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Beyond its base size (lock held): take into out[] (at most
+ * DEPOT_TRIM_BATCH) the objects that stayed unused for a whole interval,
+ * for the caller to free after unlocking; how many. */
+static int depot_trim(struct strdepot *d, void **out)
+{
+	uint64_t now;
+	int n;
+
+	if (d->count <= d->max)
+		return 0;
+	now = depot_now();
+	if (now - d->trimmed < DEPOT_TRIM_NS)
+		return 0;
+	n = d->count - d->max;
+	if (n > d->low)
+		n = d->low;
+	if (n > DEPOT_TRIM_BATCH)
+		n = DEPOT_TRIM_BATCH;
+	d->count -= n;
+	d->low -= n;
+	memcpy(out, d->slot + d->count, (size_t)n * sizeof(void *));
+	if (d->low == 0 || d->count <= d->max) {
+		/* this interval's surplus is gone: watch a new one */
+		d->trimmed = now;
+		d->low = d->count;
+	}
+	return n;
+}
+
 /* Move up to n objects from the depot into buf; returns how many. */
 static int depot_get(int cls, void **buf, int n)
 {
 	struct strdepot *d = &str_depot[cls];
-	int got;
+	void *trim[DEPOT_TRIM_BATCH];
+	int got, nt;
 
 	strlock(&d->lock);
 	got = d->count < n ? d->count : n;
 	d->count -= got;
 	if (got)
 		memcpy(buf, d->slot + d->count, got * sizeof(void *));
+	if (d->count < d->low)
+		d->low = d->count;
+	nt = depot_trim(d, trim);
 	strunlock(&d->lock);
+	for (int i = 0; i < nt; i++)
+		heap_free_obj(cls, trim[i]);
 	return got;
 }
 
-static void heap_free_obj(int cls, void *obj);
+/* Room for n more objects (lock held): grow slot[] up to the burst size. */
+static int depot_room(struct strdepot *d, int n)
+{
+	int want = d->count + n, cap = d->cap;
+
+	if (want > cap && cap < d->max * DEPOT_BURST) {
+		void **p;
+
+		if (cap == 0)
+			cap = d->max;
+		while (cap < want && cap < d->max * DEPOT_BURST)
+			cap *= 2;
+		if (cap > d->max * DEPOT_BURST)
+			cap = d->max * DEPOT_BURST;
+		p = realloc(d->slot, (size_t)cap * sizeof(void *));
+		if (p != NULL) {
+			d->slot = p;
+			d->cap = cap;
+		}
+	}
+	return d->cap - d->count;
+}
 
 /* Move n objects from buf into the depot; what does not fit is freed. */
 static void depot_put(int cls, void **buf, int n)
 {
 	struct strdepot *d = &str_depot[cls];
-	int room;
+	void *trim[DEPOT_TRIM_BATCH];
+	int room, nt;
 
 	strlock(&d->lock);
-	if (d->slot == NULL) {
-		d->slot = malloc(d->max * sizeof(void *));
-		if (d->slot == NULL)
-			d->max = 0;
-	}
-	room = d->max - d->count;
+	room = depot_room(d, n);
 	if (room > n)
 		room = n;
 	if (room > 0) {
 		memcpy(d->slot + d->count, buf, room * sizeof(void *));
 		d->count += room;
 	}
+	nt = depot_trim(d, trim);
 	strunlock(&d->lock);
 	for (int i = room; i < n; i++)
 		heap_free_obj(cls, buf[i]);
+	for (int i = 0; i < nt; i++)
+		heap_free_obj(cls, trim[i]);
 }
 
 /* ---- object level: one object of a class, with caches ---- */
@@ -174,7 +276,7 @@ static inline void mblk_put(struct strthread *t, mblk_t *mp)
 	struct strmag *m = &t->t_mag[STR_CLASS_MBLK];
 
 	if (unlikely(str_nocache)) {
-		free(mp);
+		heap_release(mp);
 		return;
 	}
 	if (unlikely(m->count == STR_MAGSIZE)) {
@@ -189,9 +291,9 @@ static void heap_free_obj(int cls, void *obj)
 {
 	if (cls != STR_CLASS_MBLK) {
 		dblk_t *dbp = obj;
-		free(dbp->db_mblk);
+		heap_release(dbp->db_mblk);
 	}
-	free(obj);
+	heap_release(obj);
 }
 
 /* A chunk of class cls with a paired mblk, or NULL. */
@@ -213,7 +315,7 @@ static inline dblk_t *chunk_get(struct strthread *t, int cls, size_t size)
 		return NULL;
 	mp = mblk_get(t);
 	if (mp == NULL) {
-		free(dbp);
+		heap_release(dbp);
 		return NULL;
 	}
 	dbp->db_mblk = mp;
@@ -489,6 +591,7 @@ void strmem_shutdown(void)
 		d->count = 0;
 		free(d->slot);
 		d->slot = NULL;
+		d->cap = 0;
 		strunlock(&d->lock);
 	}
 }

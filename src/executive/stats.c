@@ -65,6 +65,8 @@ int streams_stats(struct strstats *st)
 	st->timeouts = sum[ST_TIMEOUTS];
 	st->timeout_runs = sum[ST_TIMEOUT_RUNS];
 	st->grace_periods = sum[ST_GRACE_PERIODS];
+	st->heap_new = sum[ST_HEAP_NEW];
+	st->heap_free = sum[ST_HEAP_FREE];
 	st->mblk_inuse = (int64_t)(st->mblk_alloc - st->mblk_free);
 	st->dblk_inuse = (int64_t)(st->dblk_alloc - st->dblk_free);
 	st->queue_inuse = (int64_t)(st->queue_alloc - st->queue_free);
