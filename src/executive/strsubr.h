@@ -460,7 +460,8 @@ struct strkev {
 #define KEV_LOOK	0x40000
 /* Register with the I/O thread (disarmed): 0 or -errno. */
 int str_kev_attach(struct strkev *ke);
-/* Ask for one report of events (POLLIN and/or POLLOUT). */
+/* Ask for one report of events (POLLIN and/or POLLOUT; POLLRDHUP alone
+ * asks for the hangup only). */
 int str_kev_arm(struct strkev *ke, unsigned events);
 /* The same, but no system call when those events are armed already. */
 int str_kev_rearm(struct strkev *ke, unsigned events);
