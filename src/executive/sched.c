@@ -295,8 +295,8 @@ void strsched_start(void)
 		pthread_attr_t a;
 		pthread_attr_init(&a);
 		pthread_attr_setstacksize(&a, 256 * 1024);
-		if (pthread_create(&str_workers[str_nworkers], &a, worker_main,
-				   NULL) != 0) {
+		if (str_thread_create(&str_workers[str_nworkers], &a,
+				      worker_main, NULL) != 0) {
 			pthread_attr_destroy(&a);
 			break;
 		}

@@ -93,6 +93,11 @@ static inline void strunlock(strlock_t *l)
 	strunlock_slow(l);
 }
 
+/* pthread_create for the executive's own threads, returning once the
+ * thread runs (thread.c) */
+int str_thread_create(pthread_t *t, const pthread_attr_t *a,
+		      void *(*fn)(void *), void *arg);
+
 /* futex helpers (lock.c) */
 int str_futex_wait(int *addr, int val, const struct timespec *abs_mono);
 void str_futex_wake(int *addr, int n);

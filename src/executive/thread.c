@@ -104,3 +104,43 @@ void strthread_atfork_child(void)
 		}
 	}
 }
+
+/* ---- the executive's own threads ---- */
+
+struct str_start {
+	void *(*fn)(void *);
+	void *arg;
+	int started;			/* futex word: 1 once running */
+};
+
+static void *str_start_tramp(void *p)
+{
+	struct str_start *s = p;
+	void *(*fn)(void *) = s->fn;
+	void *arg = s->arg;
+
+	__atomic_store_n(&s->started, 1, __ATOMIC_RELEASE);
+	str_futex_wake(&s->started, 1);
+	return fn(arg);		/* s is gone once started is seen */
+}
+
+/*
+ * pthread_create for the executive's threads (I/O, callouts, workers),
+ * returning only once the thread runs its function: by then the C
+ * library and any sanitizer runtime have finished setting the thread up
+ * (allocations under their own locks), so a fork() right after it -- the
+ * conversion of pipes in a prepare handler starts the I/O thread just
+ * before the fork -- never copies such a lock taken into the child.
+ */
+int str_thread_create(pthread_t *t, const pthread_attr_t *a,
+		      void *(*fn)(void *), void *arg)
+{
+	struct str_start s = { fn, arg, 0 };
+	int err = pthread_create(t, a, str_start_tramp, &s);
+
+	if (err != 0)
+		return err;
+	while (!__atomic_load_n(&s.started, __ATOMIC_ACQUIRE))
+		(void)str_futex_wait(&s.started, 0, NULL);
+	return 0;
+}
