@@ -52,6 +52,7 @@ void (*str_shutdown_heads)(void);
 
 static void atfork_child(void)
 {
+	strmem_atfork_child();
 	strthread_atfork_child();
 	strsched_atfork_child();
 	strtimer_atfork_child();
@@ -68,7 +69,8 @@ static void init_once(void)
 	str_rcu_init();
 	strmem_init();
 	(void)str_lbolt();
-	pthread_atfork(NULL, NULL, atfork_child);
+	pthread_atfork(strmem_atfork_prepare, strmem_atfork_parent,
+		       atfork_child);
 	atexit(at_exit);
 	__atomic_store_n(&str_core_ready, 1, __ATOMIC_RELEASE);
 }

@@ -565,6 +565,27 @@ mblk_t *dupb(mblk_t *bp)
 }
 
 /* Return a thread's cached objects to the depots (thread exit). */
+/* fork(): no depot lock may be copied taken into the child.  The prepare
+ * handler runs after every other library prepare handler (it is
+ * registered first), so nothing allocates between it and the fork. */
+void strmem_atfork_prepare(void)
+{
+	for (int cls = 0; cls < STR_NCLASSES; cls++)
+		strlock(&str_depot[cls].lock);
+}
+
+void strmem_atfork_parent(void)
+{
+	for (int cls = STR_NCLASSES; cls-- > 0;)
+		strunlock(&str_depot[cls].lock);
+}
+
+void strmem_atfork_child(void)
+{
+	for (int cls = 0; cls < STR_NCLASSES; cls++)
+		str_depot[cls].lock = 0;
+}
+
 void strmem_thread_flush(struct strthread *t)
 {
 	for (int cls = 0; cls < STR_NCLASSES; cls++) {

@@ -490,6 +490,9 @@ void strcallout_cancel_queue(queue_t *q);
 void strmem_thread_flush(struct strthread *t);
 void strmem_shutdown(void);
 void strmem_init(void);
+void strmem_atfork_prepare(void);
+void strmem_atfork_parent(void);
+void strmem_atfork_child(void);
 
 /* Registry (reg.c). */
 int strreg_hold_mod(struct fmodsw *f);
