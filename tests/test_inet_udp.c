@@ -12,6 +12,8 @@
  * sending calls than datagrams on the batching provider), options
  * negotiated against the kernel, and TNODATA when non-blocking.
  */
+#include <fcntl.h>
+
 #include "ferry.h"
 
 #include <arpa/inet.h>
@@ -82,7 +84,11 @@ static int rcv(int fd, void *buf, unsigned max, struct sockaddr_storage *src,
 {
 	struct t_unitdata ud;
 	long end = now_ms() + 5000;
+	int fl = fcntl(fd, F_GETFL), r;
 
+	/* looks, never blocks: a datagram that does not come fails the
+	 * test after 5 s instead of hanging it */
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 	memset(&ud, 0, sizeof(ud));
 	ud.addr.buf = (char *)src;
 	ud.addr.maxlen = sizeof(*src);
@@ -90,12 +96,18 @@ static int rcv(int fd, void *buf, unsigned max, struct sockaddr_storage *src,
 	ud.udata.maxlen = max;
 	for (;;) {
 		*flags = 0;
-		if (t_rcvudata(fd, &ud, flags) == 0)
-			return (int)ud.udata.len;
-		if (t_errno != TNODATA || now_ms() > end)
-			return -1;
+		if (t_rcvudata(fd, &ud, flags) == 0) {
+			r = (int)ud.udata.len;
+			break;
+		}
+		if (t_errno != TNODATA || now_ms() > end) {
+			r = -1;
+			break;
+		}
 		pause_ms(1);
 	}
+	fcntl(fd, F_SETFL, fl);
+	return r;
 }
 
 static int snd(int fd, const struct sockaddr_storage *to, const void *p,

@@ -119,7 +119,8 @@ static struct rxb *rxb_new(size_t size)
 struct dg {
 	int pull_again;			/* atomic: 1 pull, 2 pull and arm */
 	int flush_again;		/* atomic */
-	int kicked;			/* atomic: a kick (timeout) is set */
+	int kicked;			/* atomic, written under kick_lock: a
+					   kick is pending or running */
 	toid_t kick_id;			/* that timeout, pending or running
 					   (cleared when it has returned);
 					   kick_lock */
@@ -520,31 +521,46 @@ static void flush(struct inet_ep *ep)
 /* The kick: what waits on the queue is flushed within a tick, whoever
  * sends next.  A timeout rather than the I/O thread: a second thread
  * flushing while the writer writes would take a second CPU from the
- * receiver for the same work. */
+ * receiver for the same work.
+ *
+ * kicked (a hint read without the lock) and kick_id change together
+ * under kick_lock: kicked is 1 only while a kick is pending or running
+ * and will look at the queue after it has let kick_id go.  A writer puts
+ * its datagram on the queue, then reads kicked (a full fence between, as
+ * the kick stores kicked before it looks at the queue): either the kick
+ * sees the datagram, or the writer sees kicked 0 and kicks itself.  (A
+ * writer that set kicked itself while a kick was running left kicked 1
+ * with nothing pending when that kick found the queue already sent: the
+ * next datagrams waited for a full batch, for ever if none came.) */
 static void kick_fire(void *arg)
 {
 	struct inet_ep *ep = arg;
 	struct dg *d = DG(ep);
+	bool now = false;
 
-	__atomic_store_n(&d->kicked, 0, __ATOMIC_RELEASE);
 	if (!q_empty(ep->wq))
 		flush(ep);
 	/* kick_id stays set while we run: a close waits for us
-	 * (quntimeout).  A datagram queued meanwhile found a kick set and
-	 * set none: kick again for it. */
+	 * (quntimeout) */
 	pthread_mutex_lock(&d->kick_lock);
 	d->kick_id = 0;
+	__atomic_store_n(&d->kicked, 0, __ATOMIC_SEQ_CST);
 	if (!d->kick_closing && !q_empty(ep->wq)) {
+		/* queued while we flushed: kick again for it */
 		d->kick_id = qtimeout(ep->wq, (void (*)())kick_fire, ep, 1);
 		__atomic_store_n(&d->kicked, d->kick_id != 0,
-				 __ATOMIC_RELEASE);
+				 __ATOMIC_SEQ_CST);
+		now = d->kick_id == 0;	/* no memory: flush now */
 	}
 	pthread_mutex_unlock(&d->kick_lock);
+	if (now)
+		flush(ep);
 }
 
 static void kick(struct inet_ep *ep)
 {
 	struct dg *d = DG(ep);
+	bool now;
 
 	pthread_mutex_lock(&d->kick_lock);
 	if (d->kick_closing) {
@@ -553,10 +569,10 @@ static void kick(struct inet_ep *ep)
 	}
 	if (d->kick_id == 0)
 		d->kick_id = qtimeout(ep->wq, (void (*)())kick_fire, ep, 1);
-	if (d->kick_id == 0)		/* no memory: flush now */
-		__atomic_store_n(&d->kicked, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&d->kicked, d->kick_id != 0, __ATOMIC_SEQ_CST);
+	now = d->kick_id == 0;		/* no memory: flush now */
 	pthread_mutex_unlock(&d->kick_lock);
-	if (!__atomic_load_n(&d->kicked, __ATOMIC_ACQUIRE))
+	if (now)
 		flush(ep);
 }
 
@@ -651,8 +667,12 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 	if (__atomic_load_n(&ep->wq->q_mblkcnt, __ATOMIC_RELAXED) >= 2 * BATCH ||
 	    __atomic_load_n(&ep->wq->q_count, __ATOMIC_RELAXED) >= GSO_BYTES)
 		flush(ep);
-	else if (!__atomic_exchange_n(&d->kicked, 1, __ATOMIC_ACQ_REL))
-		kick(ep);
+	else {
+		/* (the queue before kicked: see kick_fire) */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&d->kicked, __ATOMIC_SEQ_CST))
+			kick(ep);
+	}
 }
 
 /* ---- connected datagram endpoints ---- */
