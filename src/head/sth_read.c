@@ -831,6 +831,7 @@ static int read_wait(struct rctx *c)
 		/* an answer is often a few microseconds away: look for it
 		 * (each look a non-blocking read of the socket) for the
 		 * spin budget before paying for a sleep and a wake-up */
+		sched_yield();	/* (an answer needs its peer to run first) */
 		if (sth_spin(c->t, pulled, sh))
 			return 0;
 		if ((err = read_wait_direct(c, ke, efd)) >= 0)
