@@ -345,7 +345,11 @@ static void rd_proto(queue_t *q, struct tirdwr *p, mblk_t *mp)
 	}
 }
 
-static int tirdwr_rput(queue_t *q, mblk_t *mp)
+/* Both directions alike: empty data and anything after a fatal error
+ * go, other data passes; a TPI message is proto's (the read side's
+ * indications, or on the write side always fatal). */
+static int tirdwr_put(queue_t *q, mblk_t *mp,
+		      void (*proto)(queue_t *, struct tirdwr *, mblk_t *))
 {
 	struct tirdwr *p = q->q_ptr;
 
@@ -361,7 +365,7 @@ static int tirdwr_rput(queue_t *q, mblk_t *mp)
 		if (p->tr_flags & TRW_FATAL)
 			freemsg(mp);
 		else
-			rd_proto(q, p, mp);
+			proto(q, p, mp);
 		return 0;
 	default:
 		putnext(q, mp);
@@ -369,28 +373,14 @@ static int tirdwr_rput(queue_t *q, mblk_t *mp)
 	}
 }
 
+static int tirdwr_rput(queue_t *q, mblk_t *mp)
+{
+	return tirdwr_put(q, mp, rd_proto);
+}
+
 static int tirdwr_wput(queue_t *q, mblk_t *mp)
 {
-	struct tirdwr *p = q->q_ptr;
-
-	switch (mp->b_datap->db_type) {
-	case M_DATA:
-		if ((p->tr_flags & TRW_FATAL) || msgdsize(mp) == 0)
-			freemsg(mp);
-		else
-			putnext(q, mp);
-		return 0;
-	case M_PROTO:
-	case M_PCPROTO:
-		if (p->tr_flags & TRW_FATAL)
-			freemsg(mp);
-		else
-			fatal(q, p, mp);
-		return 0;
-	default:
-		putnext(q, mp);
-		return 0;
-	}
+	return tirdwr_put(q, mp, fatal);
 }
 
 static struct module_info tirdwr_minfo = { 3005, "tirdwr", 0, INFPSZ, 65536, 16384 };
