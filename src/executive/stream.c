@@ -395,13 +395,14 @@ queue_t *str_top(struct stdata *sd)
 	return RD(n);
 }
 
-int str_open_driver(struct stdata *sd, struct cdevsw *cdev, dev_t *devp,
-		    int oflag, int sflag, cred_t *cr)
+/* A queue pair for driver cdev in sd, its read queue leading to up_rq
+ * and its write queue ending the stream (held: 0, or ENXIO, ENOMEM). */
+static int drv_pair_new(struct stdata *sd, struct cdevsw *cdev,
+			queue_t *up_rq, queue_t **rqp)
 {
 	queue_t *rq;
-	int err;
 
-	if (cdev == NULL || (err = strreg_hold_dev(cdev)) != 0)
+	if (cdev == NULL || strreg_hold_dev(cdev) != 0)
 		return ENXIO;
 	rq = str_allocq(cdev->d_str->st_rdinit, cdev->d_str->st_wrinit,
 			cdev->d_flag, cdev, QP_DRV);
@@ -411,24 +412,48 @@ int str_open_driver(struct stdata *sd, struct cdevsw *cdev, dev_t *devp,
 	}
 	rq->q_stream = sd;
 	(rq + 1)->q_stream = sd;
+	(rq + 1)->q_next = NULL;
+	rq->q_next = up_rq;
+	*rqp = rq;
+	return 0;
+}
+
+/* The driver's open failed: its pair goes, with what it left. */
+static void drv_pair_undo(queue_t *rq, struct cdevsw *cdev)
+{
+	strcallout_cancel_queue(rq);
+	flushq(rq, FLUSHALL);
+	flushq(rq + 1, FLUSHALL);
+	strreg_rele_dev(cdev);
+	str_freeq(rq);
+}
+
+/* The driver's open succeeded. */
+static void drv_pair_opened(queue_t *rq)
+{
+	q_pair(rq)->qp_q[0].q_sflag |= QS_OPENED;
+	qprocson(rq);	/* no-op if the driver's open did it */
+}
+
+int str_open_driver(struct stdata *sd, struct cdevsw *cdev, dev_t *devp,
+		    int oflag, int sflag, cred_t *cr)
+{
+	queue_t *rq;
+	int err;
+
 	/* below the head: P.wq -> nothing (a driver ends the stream),
 	 * P.rq -> head rq */
-	(rq + 1)->q_next = NULL;
-	rq->q_next = sd->sd_rq;
+	if ((err = drv_pair_new(sd, cdev, sd->sd_rq, &rq)) != 0)
+		return err;
 	sd->sd_cdev = cdev;
 	err = call_open(rq, devp, oflag, sflag, cr);
 	if (err != 0) {
-		strcallout_cancel_queue(rq);
-		flushq(rq, FLUSHALL);
-		flushq(rq + 1, FLUSHALL);
-		strreg_rele_dev(cdev);
-		str_freeq(rq);
+		drv_pair_undo(rq, cdev);
 		sd->sd_cdev = NULL;
 		return err;
 	}
 	sd->sd_dev = *devp;
-	q_pair(rq)->qp_q[0].q_sflag |= QS_OPENED;
-	qprocson(rq);	/* no-op if the driver's open did it */
+	drv_pair_opened(rq);
 	return 0;
 }
 
@@ -447,31 +472,16 @@ int str_attach_driver(struct stdata *sd, struct cdevsw *cdev, void *priv,
 	queue_t *rq;
 	int err;
 
-	if (cdev == NULL || (err = strreg_hold_dev(cdev)) != 0)
-		return ENXIO;
-	rq = str_allocq(cdev->d_str->st_rdinit, cdev->d_str->st_wrinit,
-			cdev->d_flag, cdev, QP_DRV);
-	if (rq == NULL) {
-		strreg_rele_dev(cdev);
-		return ENOMEM;
-	}
-	rq->q_stream = sd;
-	(rq + 1)->q_stream = sd;
-	(rq + 1)->q_next = NULL;
-	rq->q_next = up_rq;
+	if ((err = drv_pair_new(sd, cdev, up_rq, &rq)) != 0)
+		return err;
 	rq->q_ptr = (rq + 1)->q_ptr = priv;
 	dev = makedevice(cdev->d_major, 0);
 	err = call_open(rq, &dev, O_RDWR, DRVOPEN, cr);
 	if (err != 0) {
-		strcallout_cancel_queue(rq);
-		flushq(rq, FLUSHALL);
-		flushq(rq + 1, FLUSHALL);
-		strreg_rele_dev(cdev);
-		str_freeq(rq);
+		drv_pair_undo(rq, cdev);
 		return err;
 	}
-	q_pair(rq)->qp_q[0].q_sflag |= QS_OPENED;
-	qprocson(rq);
+	drv_pair_opened(rq);
 	sd->sd_cdev = cdev;
 	__atomic_store_n(&lowest_wq->q_next, rq + 1, __ATOMIC_RELEASE);
 	return 0;
