@@ -1586,9 +1586,8 @@ static void tcp_discon_req(struct inet_ep *ep, mblk_t *mp)
 		STORE(pp->rx_ok, 0);
 		ep->state = TS_IDLE;
 		ep->raddrlen = 0;
-		pp->stale = true;
-		if (renew(ep, true) != 0)
-			pp->stale = true;
+		pp->stale = true;	/* until renew puts a socket in */
+		(void)renew(ep, true);
 		flushq(ep->rq, FLUSHDATA);
 		inet_up(ep, fl);
 		fl = NULL;
