@@ -143,14 +143,8 @@ static int snd_common(int fd, const char *buf, unsigned int nbytes,
 	pthread_mutex_unlock(&ep->ep_lock);
 	if (snd_check(&sn, nbytes, flags, &a) != 0)
 		goto out;
-	/* as t_sndudata: no I_PEEK when nothing is at the head */
-	if (ev == 0 && streams_head_queued(ep->ep_fd) != 0)
-		ev = xti_head_look(ep, T_DISCONNECT);
-	if (ev != 0) {
-		if (ev > 0)
-			xti_err(TLOOK);
+	if (xti_send_stop(ep, ev, T_DISCONNECT) != 0)
 		goto out;
-	}
 	r = snd_data(ep, buf, nbytes, &a);
 out:
 	xti_put(ep);

@@ -345,6 +345,10 @@ int xti_head_look(struct xti_ep *ep, int mask);
 /* Before a call that such an event must stop: 0 if none waits, else -1
  * with t_errno TLOOK (or the error looking met). */
 int xti_look_stop(struct xti_ep *ep, int mask);
+/* The same for a send that found held (xti_held_event, under ep_lock):
+ * the head is asked only when something is queued there, not on every
+ * message. */
+int xti_send_stop(struct xti_ep *ep, int held, int mask);
 
 /* ---- the application's t_iovec arrays (t_sndv, t_rcvv, t_sndvudata,
  * t_rcvvudata) ---- */

@@ -809,6 +809,15 @@ int xti_look_stop(struct xti_ep *ep, int mask)
 	return ev;
 }
 
+int xti_send_stop(struct xti_ep *ep, int ev, int mask)
+{
+	if (ev == 0 && streams_head_queued(ep->ep_fd) != 0)
+		ev = xti_head_look(ep, mask);
+	if (ev > 0)
+		return xti_err(TLOOK);
+	return ev;
+}
+
 /* ---- netbufs ---- */
 
 int xti_nb_get(const struct netbuf *unb, struct netbuf *nb)

@@ -64,15 +64,9 @@ static int sndudata(int fd, const struct t_unitdata *uud, const char *dat,
 		xti_err(TBADDATA);
 		goto out;
 	}
-	/* a send looks at the head only when something is there (no
-	 * I_PEEK per datagram; t_look still asks the provider) */
-	if (ev == 0 && streams_head_queued(ep->ep_fd) != 0)
-		ev = xti_head_look(ep, T_UDERR);
-	if (ev != 0) {
-		if (ev > 0)
-			xti_err(TLOOK);
+	/* (t_look still asks the provider) */
+	if (xti_send_stop(ep, ev, T_UDERR) != 0)
 		goto out;
-	}
 	ooff = ALIGN4(sizeof(ur) + ud.addr.len);
 	clen = ud.opt.len ? ooff + ud.opt.len : sizeof(ur) + ud.addr.len;
 	if (clen > sizeof(stack) && (ctl = malloc(clen)) == NULL) {
