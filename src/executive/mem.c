@@ -143,14 +143,6 @@ static void *heap_new(int cls, size_t bigsize)
 
 static void heap_free_obj(int cls, void *obj);
 
-static uint64_t depot_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Beyond its base size (lock held): take into out[] (at most
  * DEPOT_TRIM_BATCH) the objects that stayed unused for a whole interval,
  * for the caller to free after unlocking; how many. */
@@ -161,7 +153,7 @@ static int depot_trim(struct strdepot *d, void **out)
 
 	if (d->count <= d->max)
 		return 0;
-	now = depot_now();
+	now = str_now_ns();
 	if (now - d->trimmed < DEPOT_TRIM_NS)
 		return 0;
 	n = d->count - d->max;

@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <time.h>
 #include <sys/stream.h>
 #include <sys/strconf.h>
 #include <sys/strexec.h>
@@ -97,6 +98,15 @@ static inline void strunlock(strlock_t *l)
  * thread runs (thread.c) */
 int str_thread_create(pthread_t *t, const pthread_attr_t *a,
 		      void *(*fn)(void *), void *arg);
+
+/* Nanoseconds on CLOCK_MONOTONIC (the vDSO: no system call). */
+static inline uint64_t str_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* futex helpers (lock.c) */
 int str_futex_wait(int *addr, int val, const struct timespec *abs_mono);

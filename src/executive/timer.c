@@ -73,20 +73,13 @@ static pthread_t co_thread;
 static uint64_t co_epoch;			/* executive start, ns */
 _Atomic int strbufcall_waiting;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 #define NS_PER_TICK (1000000000ull / HZ)
 
 long str_lbolt(void)
 {
 	if (co_epoch == 0)
-		co_epoch = now_ns();
-	return (long)((now_ns() - co_epoch) / NS_PER_TICK);
+		co_epoch = str_now_ns();
+	return (long)((str_now_ns() - co_epoch) / NS_PER_TICK);
 }
 
 static inline int gettid_(void)
@@ -308,7 +301,7 @@ static void *callout_main(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&co_lock);
 	while (!co_stop) {
-		uint64_t now = now_ns();
+		uint64_t now = str_now_ns();
 		struct strcallout *co;
 
 		while (co_nheap > 0 && co_heap[0]->co_when <= now) {
@@ -448,7 +441,7 @@ static toid_t timeout_common(queue_t *q, void (*func)(), void *arg,
 	if (ticks < 0)
 		ticks = 0;
 	co->co_arg = arg;
-	co->co_when = now_ns() + (uint64_t)ticks * NS_PER_TICK;
+	co->co_when = str_now_ns() + (uint64_t)ticks * NS_PER_TICK;
 	return callout_add(co);
 }
 
@@ -483,7 +476,7 @@ static long cancel(int id, enum co_kind kind)
 			break;
 		if (co->co_state == CO_PENDING) {
 			if (kind == CO_TIMEOUT) {
-				uint64_t now = now_ns();
+				uint64_t now = str_now_ns();
 				left = co->co_when > now ? (long)((co->co_when - now) /
 					NS_PER_TICK) : 0;
 				heap_del(co);

@@ -53,14 +53,6 @@ static long spin_budget(void)
 	return spin_ns;
 }
 
-static inline long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
 static inline void relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -88,7 +80,7 @@ bool sth_spin(struct strthread *t, bool (*ready)(void *), void *arg)
 		/* the thread we wait for may share our CPU: let it run */
 		if ((k & 7) == 7)
 			sched_yield();
-		long n = now_ns();
+		long n = (long)str_now_ns();
 		if (until == 0)
 			until = n + budget;
 		else if (n >= until)

@@ -147,14 +147,6 @@ static uint64_t idle_ns(void)
 	return inet_idle_ns(IDLE_NS);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* A look at a queue without its lock (a hint: the caller copes with a
  * message arriving or leaving just after). */
 static bool q_empty(queue_t *q)
@@ -507,7 +499,7 @@ static void flush(struct inet_ep *ep)
 				}
 		}
 		if (room)
-			__atomic_store_n(&d->tx_last, now_ns(),
+			__atomic_store_n(&d->tx_last, str_now_ns(),
 					 __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&ep->tx_lock);
 		/* No room: wait for POLLOUT.  If the I/O thread ran for an
@@ -643,12 +635,12 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 	if (q_empty(ep->wq) &&
 	    (!ep->pr->fast ||
 	     (r.OPT_length == 0 &&
-	      now_ns() - __atomic_load_n(&d->tx_last, __ATOMIC_RELAXED) >
+	      str_now_ns() - __atomic_load_n(&d->tx_last, __ATOMIC_RELAXED) >
 	      idle_ns())) &&
 	    pthread_mutex_trylock(&ep->tx_lock) == 0) {
 		err = send_one(ep, mp);
 		if (ep->pr->fast)
-			__atomic_store_n(&d->tx_last, now_ns(),
+			__atomic_store_n(&d->tx_last, str_now_ns(),
 					 __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&ep->tx_lock);
 		if (err == 0)
@@ -1060,7 +1052,7 @@ static void dg_run(struct inet_ep *ep, unsigned revents)
 		/* a look (libxti's I_PEEK on every send, t_look): the
 		 * socket is asked when it may have something, or now and
 		 * then, so a look costs no system call at all in a loop */
-		uint64_t now = now_ns();
+		uint64_t now = str_now_ns();
 
 		if (__atomic_load_n(&d->rx_ready, __ATOMIC_ACQUIRE) ||
 		    now - __atomic_load_n(&d->look_last, __ATOMIC_RELAXED) >

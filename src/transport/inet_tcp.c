@@ -241,14 +241,6 @@ struct tcp_pp {
 	mblk_t *rxb[TCP_RDBLK];		/* rlock: receive blocks kept */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static struct tcp_pp *PP(struct inet_ep *ep)
 {
 	return ep->pp;
@@ -588,7 +580,7 @@ static unsigned send_batch(struct inet_ep *ep, mblk_t **v, unsigned cnt,
 		return 0;
 	}
 	INET_COUNT(ep, tx_calls, 1);
-	__atomic_store_n(&PP(ep)->last_tx, now_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&PP(ep)->last_tx, str_now_ns(), __ATOMIC_RELAXED);
 	__atomic_store_n(&PP(ep)->last_rx,
 			 __atomic_load_n(&ep->cnt.rx_msgs, __ATOMIC_RELAXED),
 			 __ATOMIC_RELAXED);
@@ -778,7 +770,7 @@ static bool lone(struct inet_ep *ep, bool more)
 	if (__atomic_load_n(&ep->cnt.rx_msgs, __ATOMIC_RELAXED) !=
 	    __atomic_load_n(&pp->last_rx, __ATOMIC_RELAXED))
 		return true;
-	return now_ns() - __atomic_load_n(&pp->last_tx, __ATOMIC_RELAXED) >
+	return str_now_ns() - __atomic_load_n(&pp->last_tx, __ATOMIC_RELAXED) >
 	       inet_idle_ns(TCP_IDLE_NS);
 }
 
