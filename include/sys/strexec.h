@@ -48,6 +48,10 @@ struct strstats {
 	 * from malloc and given back with free, past its caches */
 	uint64_t heap_new;
 	uint64_t heap_free;
+	/* biased locks (the stream head's reader lock): biases given to a
+	 * thread, and taken back when another thread wanted the lock */
+	uint64_t bias_grants;
+	uint64_t bias_revokes;
 };
 
 /* Sum the counters of every thread into *st. */

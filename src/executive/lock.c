@@ -11,6 +11,8 @@
 #endif
 #include <errno.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,4 +65,75 @@ void strunlock_slow(strlock_t *l)
 {
 	/* Value was 2: the lock is now 0; wake one sleeper. */
 	str_futex_wake(l, 1);
+}
+
+/* ---- biased locks (strsubr.h explains them) ---- */
+
+#define STRBLOCK_FIRST	16		/* takings in a row for a first bias */
+#define STRBLOCK_MAX	(1u << 20)	/* ... after many revocations */
+
+/* Take the bias from its holder o (b_lock held): after the barrier o
+ * either sees b_bias changed or has announced itself in t_bheld, and is
+ * then waited for. */
+static bool bias_revoke(struct strblock *b, struct strthread *o, bool wait)
+{
+	atomic_store_explicit(&b->b_bias, NULL, memory_order_seq_cst);
+#if !STR_TSAN
+	if (str_rcu_membarrier)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+#endif
+	b->b_need = b->b_need < STRBLOCK_MAX / 2 ? b->b_need * 2 :
+		STRBLOCK_MAX;
+	b->b_run = 0;
+	STRSTAT(ST_BIAS_REVOKES);
+	while (atomic_load_explicit(&o->t_bheld, memory_order_seq_cst) == b) {
+		if (!wait)
+			return false;
+		sched_yield();
+	}
+	return true;
+}
+
+/* b_lock is held by t: count the taking, give t the bias when it has
+ * taken the lock often enough in a row. */
+static void taken(struct strblock *b, struct strthread *t)
+{
+	if (b->b_need == 0)
+		b->b_need = STRBLOCK_FIRST;
+	if (b->b_last != t) {
+		b->b_last = t;
+		b->b_run = 0;
+	}
+	if (++b->b_run >= b->b_need &&
+	    atomic_load_explicit(&b->b_bias, memory_order_relaxed) == NULL) {
+		atomic_store_explicit(&b->b_bias, t, memory_order_release);
+		strstat_add(t, ST_BIAS_GRANTS, 1);
+	}
+}
+
+void strblock_lock_slow(struct strblock *b, struct strthread *t)
+{
+	struct strthread *o;
+
+	strlock(&b->b_lock);
+	o = atomic_load_explicit(&b->b_bias, memory_order_relaxed);
+	if (o != NULL && o != t)
+		bias_revoke(b, o, true);
+	taken(b, t);
+}
+
+bool strblock_trylock_slow(struct strblock *b, struct strthread *t)
+{
+	struct strthread *o;
+
+	if (!strtrylock(&b->b_lock))
+		return false;
+	o = atomic_load_explicit(&b->b_bias, memory_order_relaxed);
+	if (o != NULL && o != t && !bias_revoke(b, o, false)) {
+		/* its holder is inside: the bias is gone, the lock not ours */
+		strunlock(&b->b_lock);
+		return false;
+	}
+	taken(b, t);
+	return true;
 }

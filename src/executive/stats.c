@@ -67,6 +67,8 @@ int streams_stats(struct strstats *st)
 	st->grace_periods = sum[ST_GRACE_PERIODS];
 	st->heap_new = sum[ST_HEAP_NEW];
 	st->heap_free = sum[ST_HEAP_FREE];
+	st->bias_grants = sum[ST_BIAS_GRANTS];
+	st->bias_revokes = sum[ST_BIAS_REVOKES];
 	st->mblk_inuse = (int64_t)(st->mblk_alloc - st->mblk_free);
 	st->dblk_inuse = (int64_t)(st->dblk_alloc - st->dblk_free);
 	st->queue_inuse = (int64_t)(st->queue_alloc - st->queue_free);

@@ -123,7 +123,8 @@ enum strstat_id {
 	ST_QUEUE_FREE, ST_STREAM_ALLOC, ST_STREAM_FREE,
 	ST_SVC_RUNS, ST_QENABLES, ST_BACKENABLES, ST_SYNCQ_DEFERS,
 	ST_BUFCALLS, ST_BUFCALL_RUNS, ST_TIMEOUTS, ST_TIMEOUT_RUNS,
-	ST_GRACE_PERIODS, ST_HEAP_NEW, ST_HEAP_FREE,
+	ST_GRACE_PERIODS, ST_HEAP_NEW, ST_HEAP_FREE, ST_BIAS_GRANTS,
+	ST_BIAS_REVOKES,
 	ST_NCOUNTERS
 };
 
@@ -150,6 +151,9 @@ struct strthread {
 	struct strthread *t_next;	/* registry; thread registry lock */
 	_Atomic unsigned long t_rcu;	/* 0 outside, odd inside (rcu.c);
 					   written by this thread only */
+	struct strblock *_Atomic t_bheld;	/* biased lock held on its
+					   fast path (lock.c); this thread
+					   writes, revokers read */
 	int t_depth;			/* entry nesting; this thread */
 	int t_worker;			/* this is a scheduler worker */
 	unsigned long t_seq;		/* entry sequence; this thread */
@@ -186,10 +190,88 @@ static inline void strstat_add(struct strthread *t, enum strstat_id id,
 void strstat_fold(struct strthread *t);	/* at thread exit */
 
 /* ------------------------------------------------------------------ */
-/* Entries and grace periods (rcu.c)                                   */
+/* Biased locks (lock.c)                                               */
 /* ------------------------------------------------------------------ */
 
+/*
+ * A lock that one thread, the one that has taken it many times in a row,
+ * takes and lets go with plain stores: its "bias".  Any other thread
+ * takes b_lock and revokes the bias first (membarrier, then waits for the
+ * holder to leave).  For a stream read by one thread (the stream head's
+ * reader lock) that removes two locked instructions per read.
+ */
+struct strblock {
+	struct strthread *_Atomic b_bias;	/* NULL or the thread that may
+						   take the fast path; set
+						   under b_lock, atomic */
+	strlock_t b_lock;		/* every other taking */
+	struct strthread *b_last;	/* last taker by b_lock; b_lock */
+	unsigned int b_run;		/* its takings in a row; b_lock */
+	unsigned int b_need;		/* takings in a row that earn the bias:
+					   doubles at each revocation; b_lock */
+};
+#define STRBLOCK_INIT { NULL, STRLOCK_INIT, NULL, 0, 0 }
+
 extern int str_rcu_membarrier;	/* membarrier(2) usable: cheap entries */
+
+void strblock_lock_slow(struct strblock *b, struct strthread *t);
+bool strblock_trylock_slow(struct strblock *b, struct strthread *t);
+
+/* The bias holder's fast path: announce (t_bheld), then look again at
+ * the bias.  A revoker clears b_bias, makes every thread execute a full
+ * barrier (membarrier), then waits while t_bheld names the lock: either
+ * it sees the announcement or the holder sees the bias gone. */
+static inline bool strblock_fast(struct strblock *b, struct strthread *t)
+{
+	if (atomic_load_explicit(&b->b_bias, memory_order_relaxed) != t ||
+	    atomic_load_explicit(&t->t_bheld, memory_order_relaxed) != NULL)
+		return false;
+#if !STR_TSAN
+	if (likely(str_rcu_membarrier)) {
+		atomic_store_explicit(&t->t_bheld, b, memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
+		if (likely(atomic_load_explicit(&b->b_bias,
+						memory_order_acquire) == t))
+			return true;
+		atomic_store_explicit(&t->t_bheld, NULL, memory_order_release);
+		return false;
+	}
+#endif
+	atomic_store_explicit(&t->t_bheld, b, memory_order_seq_cst);
+	if (atomic_load_explicit(&b->b_bias, memory_order_seq_cst) == t)
+		return true;
+	atomic_store_explicit(&t->t_bheld, NULL, memory_order_release);
+	return false;
+}
+
+static inline void strblock_lock(struct strblock *b)
+{
+	struct strthread *t = str_self();
+
+	if (!strblock_fast(b, t))
+		strblock_lock_slow(b, t);
+}
+
+static inline bool strblock_trylock(struct strblock *b)
+{
+	struct strthread *t = str_self();
+
+	return strblock_fast(b, t) || strblock_trylock_slow(b, t);
+}
+
+static inline void strblock_unlock(struct strblock *b)
+{
+	struct strthread *t = str_self();
+
+	if (atomic_load_explicit(&t->t_bheld, memory_order_relaxed) == b)
+		atomic_store_explicit(&t->t_bheld, NULL, memory_order_release);
+	else
+		strunlock(&b->b_lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Entries and grace periods (rcu.c)                                   */
+/* ------------------------------------------------------------------ */
 
 void str_exit_slow(struct strthread *t);
 

@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #endif
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -64,10 +65,13 @@ struct strthread *str_thread_init(void)
 		if (t->t_dead)
 			break;
 	if (t != NULL) {
-		/* reuse: keep t_next and the entry counter's history */
+		/* reuse: keep t_next, t_rcu and t_bheld (others may look at
+		 * them at any time: they are NULL already) and the entry
+		 * counter's history */
 		unsigned long seq = t->t_seq;
-		memset((char *)t + sizeof(t->t_next) + sizeof(t->t_rcu), 0,
-		       sizeof(*t) - sizeof(t->t_next) - sizeof(t->t_rcu));
+		size_t keep = offsetof(struct strthread, t_bheld) +
+			sizeof(t->t_bheld);
+		memset((char *)t + keep, 0, sizeof(*t) - keep);
 		t->t_seq = seq;
 	} else {
 		t = calloc(1, sizeof(*t));
@@ -98,6 +102,8 @@ void strthread_atfork_child(void)
 				t->t_mag[i].count = 0;
 			t->t_runq_head = t->t_runq_tail = NULL;
 			atomic_store_explicit(&t->t_rcu, 0,
+					      memory_order_relaxed);
+			atomic_store_explicit(&t->t_bheld, NULL,
 					      memory_order_relaxed);
 			t->t_depth = 0;
 			t->t_dead = 1;

@@ -387,9 +387,9 @@ static int ioc_push(struct ictx *c, void *arg)
 	/* the module's open sees the head read queue as it is: the
 	 * reader's cache goes back on it first (tirdwr looks at it) */
 	c->t = str_enter();
-	strlock(&sh->sh_rlock);
+	strblock_lock(&sh->sh_rlock);
 	sth_rcache_unload(sh);
-	strunlock(&sh->sh_rlock);
+	strblock_unlock(&sh->sh_rlock);
 	str_exit(c->t);
 	dev = sh->sh_sd.sd_dev;
 	if (sh_flags(sh) & (STRHUP | STRCLOSED))
@@ -550,13 +550,13 @@ static int send_flush(struct sthead *sh, int how, int band, bool useband)
  * back first (the reader lock orders this with readers). */
 static void read_side_begin(struct sthead *sh)
 {
-	strlock(&sh->sh_rlock);
+	strblock_lock(&sh->sh_rlock);
 	sth_rcache_unload(sh);
 }
 
 static void read_side_end(struct sthead *sh)
 {
-	strunlock(&sh->sh_rlock);
+	strblock_unlock(&sh->sh_rlock);
 }
 
 static int ioc_nread(struct ictx *c, void *arg, int *rvalp)

@@ -418,9 +418,9 @@ static inline void rcache_check(struct sthead *sh)
 static void rcache_flushed(struct sthead *sh)
 {
 	__atomic_add_fetch(&sh->sh_rflushgen, 1, __ATOMIC_ACQ_REL);
-	if (strtrylock(&sh->sh_rlock)) {
+	if (strblock_trylock(&sh->sh_rlock)) {
 		rcache_check(sh);
-		strunlock(&sh->sh_rlock);
+		strblock_unlock(&sh->sh_rlock);
 	}
 }
 
@@ -714,7 +714,7 @@ static void wait_begin(struct rctx *c, bool mread)
 	struct sthead *sh = c->sh;
 
 	rcredit(sh);
-	strunlock(&sh->sh_rlock);
+	strblock_unlock(&sh->sh_rlock);
 	if (!c->held) {
 		__atomic_add_fetch(&c->f->f_refs, 1, __ATOMIC_ACQ_REL);
 		c->held = true;
@@ -791,7 +791,7 @@ static int read_wait_direct(struct rctx *c, struct strkev *ke, int efd)
 	/* no longer counted: what we pull up ourselves wakes nobody */
 	if (r > 0 && (p[0].revents & (POLLIN | POLLERR)))
 		sth_pull(sh, KEV_PULL | (p[0].revents & POLLERR));
-	strlock(&sh->sh_rlock);
+	strblock_lock(&sh->sh_rlock);
 	/* The socket said "ready" (a hangup alone, as an unconnected TCP
 	 * socket says; or data the driver will not take now, as a
 	 * listener's pending connections beyond its queue) and nothing
@@ -856,7 +856,7 @@ static int read_wait(struct rctx *c)
 		err = sth_sleep(&c->t, &sh->sh_rseq, seen, -1);
 	__atomic_sub_fetch(&sh->sh_rwaiters, 1, __ATOMIC_ACQ_REL);
 	sth_kevwait_end(sh);
-	strlock(&sh->sh_rlock);
+	strblock_lock(&sh->sh_rlock);
 	return err;
 }
 
@@ -970,7 +970,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 		err = read_error(sh);
 		goto out_noread;
 	}
-	strlock(&sh->sh_rlock);
+	strblock_lock(&sh->sh_rlock);
 	rdopt = __atomic_load_n(&sh->sh_rdopt, __ATOMIC_RELAXED);
 	for (;;) {
 		mblk_t *mp;
@@ -1097,7 +1097,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 		}
 		break;
 	}
-	strunlock(&sh->sh_rlock);
+	strblock_unlock(&sh->sh_rlock);
 out_noread:
 	sth_changed(sh);
 	str_exit(c.t);
@@ -1241,7 +1241,7 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 		err = EINVAL;
 		goto out_noread;
 	}
-	strlock(&sh->sh_rlock);
+	strblock_lock(&sh->sh_rlock);
 	for (;;) {
 		mblk_t *mp, *cpart, *dpart, **pp;
 		int clen, dlen, ctype;
@@ -1287,11 +1287,11 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 							   __ATOMIC_ACQ_REL);
 					c.held = true;
 				}
-				strunlock(&sh->sh_rlock);
+				strblock_unlock(&sh->sh_rlock);
 				err = sth_sleep(&c.t, &sh->sh_rseq, seen, -1);
 				__atomic_sub_fetch(&sh->sh_rwaiters, 1,
 						   __ATOMIC_ACQ_REL);
-				strlock(&sh->sh_rlock);
+				strblock_lock(&sh->sh_rlock);
 			} else {
 				err = read_wait(&c);
 			}
@@ -1397,7 +1397,7 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 		}
 		break;
 	}
-	strunlock(&sh->sh_rlock);
+	strblock_unlock(&sh->sh_rlock);
 out_noread:
 	sth_changed(sh);
 	str_exit(c.t);

@@ -147,7 +147,7 @@ struct sthead {
 	/* the reader's: one reader at a time, and its read cache, a run of
 	 * ordinary band-0 messages taken from the head read queue in one
 	 * lock hold, read before the queue (sth_read.c) */
-	strlock_t sh_rlock STH_LINE;
+	struct strblock sh_rlock STH_LINE;	/* biased to its usual reader */
 	mblk_t *sh_rcache;		/* first cached (b_next); sh_rlock */
 	mblk_t *sh_rcache_tail;		/* sh_rlock */
 	int sh_rcache_n;		/* messages cached; sh_rlock, atomic */
