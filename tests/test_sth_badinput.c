@@ -17,6 +17,8 @@
 #include <sys/uio.h>
 
 static void *bad;	/* a PROT_NONE page, made before the children */
+static char *edge;	/* the end of a readable page followed by a
+			   PROT_NONE one: copies across it fault midway */
 static void *volatile null;	/* NULL the compiler cannot see */
 
 /* ---- descriptors that are not open, or not streams ---- */
@@ -293,6 +295,26 @@ BAD(rd_buf,
 BAD(rd_null,
 	CHECK_RET(write(fd, "data", 4), 4);
 	CHECK_ERR(read(fd, null, 4), EFAULT))
+/* copies that fault midway: the long (rep movsb) and the short (byte at
+ * a time) copy; nothing is taken or left half-written */
+BAD(wr_straddle_long,
+	CHECK_ERR(write(fd, edge - 16, 64), EFAULT);
+	CHECK_RET(nread(fd, NULL), 0))
+BAD(wr_straddle_short,
+	CHECK_ERR(write(fd, edge - 3, 7), EFAULT);
+	CHECK_RET(nread(fd, NULL), 0))
+BAD(rd_straddle_long,
+	char msg[64] = "0123456789";
+	CHECK_RET(write(fd, msg, sizeof(msg)), 64);
+	CHECK_ERR(read(fd, edge - 16, 64), EFAULT);
+	CHECK_RET(nread(fd, NULL), 1);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 64);
+	CHECK(memcmp(buf, msg, 64) == 0))
+BAD(rd_straddle_short,
+	CHECK_RET(write(fd, "abcdefg", 7), 7);
+	CHECK_ERR(read(fd, edge - 3, 7), EFAULT);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 7);
+	CHECK(memcmp(buf, "abcdefg", 7) == 0))
 BAD(wr_buf, CHECK_ERR(write(fd, bad, 4), EFAULT))
 BAD(wr_null, CHECK_ERR(write(fd, null, 4), EFAULT))
 BAD(rdv_iov,
@@ -413,6 +435,15 @@ static int fattach_bad(void)
 static void test_pointers(void)
 {
 	bad = bad_address();
+	edge = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	REQUIRE(edge != MAP_FAILED);
+	REQUIRE(mprotect(edge + 4096, 4096, PROT_NONE) == 0);
+	edge += 4096;
+	CHECK_ISOLATED(wr_straddle_long);
+	CHECK_ISOLATED(wr_straddle_short);
+	CHECK_ISOLATED(rd_straddle_long);
+	CHECK_ISOLATED(rd_straddle_short);
 	CHECK_ISOLATED(gm_ctl_struct);
 	CHECK_ISOLATED(gm_dat_struct);
 	CHECK_ISOLATED(gm_dat_buf);
