@@ -12,6 +12,17 @@
  * nothing.  Many threads making endpoints (_xti_attach), using and
  * closing them (t_close or close()) while descriptor numbers are reused:
  * the endpoint table stays consistent (run under ThreadSanitizer too).
+ *
+ * The thread's endpoint cache (the data calls keep a reference to the
+ * last endpoint a thread used): a descriptor number closed and given to
+ * a new endpoint, by the same thread or another, is the new endpoint at
+ * once (a connection-mode one refuses datagrams, TNOTSUPPORT; an
+ * unbound one TOUTSTATE; a bound one receives with its own address); the
+ * closed endpoint is recycled when the thread moves on or exits; a
+ * forked child sees the same.  Threads sending and receiving datagrams
+ * on an endpoint while another thread closes it end with TBADF (or
+ * TOUTSTATE when the number already names a new unbound endpoint), and
+ * none succeeds once the number names that new endpoint.
  */
 #include "ferry.h"
 
@@ -309,6 +320,370 @@ static void test_churn(void)
 	CHECK_EQ(total, 0);
 }
 
+/* ---- the thread's endpoint cache ---- */
+
+#define CLTS	"/dev/ticlts"
+#define COTS	"/dev/ticots"
+
+static int ep_refs(struct xti_ep *ep)
+{
+	return __atomic_load_n(&ep->ep_refs, __ATOMIC_ACQUIRE);
+}
+
+/* A non-blocking connectionless endpoint bound to name. */
+static int clts_bound(const char *name)
+{
+	int fd = t_open(CLTS, O_RDWR | O_NONBLOCK, NULL);
+
+	REQUIRE(fd >= 0);
+	REQUIRE(xt_bind(fd, name, 0, NULL, NULL) == 0);
+	return fd;
+}
+
+static int dg_send(int fd, const char *to, const char *msg)
+{
+	struct t_unitdata ud;
+
+	memset(&ud, 0, sizeof(ud));
+	ud.addr.buf = (char *)to;
+	ud.addr.len = (unsigned)strlen(to);
+	ud.udata.buf = (char *)msg;
+	ud.udata.len = (unsigned)strlen(msg);
+	return t_sndudata(fd, &ud);
+}
+
+/* Receive a datagram; 0 when it is msg from the address from (from
+ * NULL: any), else -1 (t_errno of a failed call kept). */
+static int dg_recv(int fd, const char *from, const char *msg)
+{
+	struct t_unitdata ud;
+	char ab[64], db[64];
+	int flags;
+
+	memset(&ud, 0, sizeof(ud));
+	ud.addr.buf = ab;
+	ud.addr.maxlen = sizeof(ab);
+	ud.udata.buf = db;
+	ud.udata.maxlen = sizeof(db);
+	if (t_rcvudata(fd, &ud, &flags) != 0)
+		return -1;
+	if (from != NULL &&
+	    (ud.addr.len != strlen(from) || memcmp(ab, from, ud.addr.len) ||
+	     ud.udata.len != strlen(msg) || memcmp(db, msg, ud.udata.len) ||
+	     flags != 0))
+		return -1;
+	return 0;
+}
+
+/* Another thread that makes the data calls it is told to, one at a
+ * time. */
+enum { W_RCV = 1, W_SND, W_EXIT };
+struct worker {
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	int cmd;			/* W_*; 0: done */
+	int fd;
+	const char *addr, *msg;		/* W_RCV: from; W_SND: to */
+	int r, te;
+	pthread_t th;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (w->cmd == 0)
+			pthread_cond_wait(&w->cv, &w->lock);
+		if (w->cmd == W_EXIT)
+			break;
+		pthread_mutex_unlock(&w->lock);
+		t_errno = 0;
+		if (w->cmd == W_RCV)
+			w->r = dg_recv(w->fd, w->addr, w->msg);
+		else
+			w->r = dg_send(w->fd, w->addr, w->msg);
+		w->te = t_errno;
+		pthread_mutex_lock(&w->lock);
+		w->cmd = 0;
+		pthread_cond_broadcast(&w->cv);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+static void worker_start(struct worker *w)
+{
+	memset(w, 0, sizeof(*w));
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	REQUIRE(pthread_create(&w->th, NULL, worker_main, w) == 0);
+}
+
+/* Have w make one call: its return; its t_errno in *te. */
+static int worker_do(struct worker *w, int cmd, int fd, const char *addr,
+		     const char *msg, int *te)
+{
+	int r;
+
+	pthread_mutex_lock(&w->lock);
+	w->fd = fd;
+	w->addr = addr;
+	w->msg = msg;
+	w->cmd = cmd;
+	pthread_cond_broadcast(&w->cv);
+	while (w->cmd != 0)
+		pthread_cond_wait(&w->cv, &w->lock);
+	r = w->r;
+	if (te != NULL)
+		*te = w->te;
+	pthread_mutex_unlock(&w->lock);
+	return r;
+}
+
+static void worker_stop(struct worker *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->cmd = W_EXIT;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->th, NULL);
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->lock);
+}
+
+/* The endpoint at fd (the table's), without keeping a reference. */
+static struct xti_ep *ep_at(int fd)
+{
+	struct xti_ep *ep = xti_get(fd);
+
+	if (ep != NULL)
+		xti_put(ep);
+	return ep;
+}
+
+/* One thread: t_rcvudata on b, t_close(b), and the number again for a
+ * connection-mode endpoint, then for an unbound and a bound
+ * connectionless one. */
+static void test_cache_same_thread(void)
+{
+	int a = clts_bound("cache-a"), b = clts_bound("cache-b"), c;
+	struct xti_ep *old;
+
+	CHECK_RET(dg_send(a, "cache-b", "one"), 0);
+	CHECK_EQ(xt_look_wait(b), T_DATA);
+	CHECK_RET(dg_recv(b, "cache-a", "one"), 0);
+	old = ep_at(b);
+	REQUIRE(old != NULL);
+	CHECK_EQ(ep_refs(old), 2);	/* the table's, the cache's */
+	CHECK_RET(t_close(b), 0);
+	CHECK_EQ(ep_refs(old), 0);	/* recycled: the cache let go */
+	c = t_open(COTS, O_RDWR | O_NONBLOCK, NULL);
+	REQUIRE(c == b);
+	CHECK_TERR(dg_recv(c, NULL, NULL), TNOTSUPPORT);
+	CHECK_TERR(dg_send(c, "cache-a", "two"), TNOTSUPPORT);
+	CHECK_STATE(c, T_UNBND);
+	CHECK_RET(t_close(c), 0);
+	c = t_open(CLTS, O_RDWR | O_NONBLOCK, NULL);
+	REQUIRE(c == b);
+	CHECK_TERR(dg_recv(c, NULL, NULL), TOUTSTATE);
+	CHECK_TERR(dg_send(c, "cache-a", "two"), TOUTSTATE);
+	CHECK_RET(xt_bind(c, "cache-c", 0, NULL, NULL), 0);
+	CHECK_RET(dg_send(a, "cache-c", "three"), 0);
+	CHECK_EQ(xt_look_wait(c), T_DATA);
+	CHECK_RET(dg_recv(c, "cache-a", "three"), 0);
+	CHECK_RET(dg_send(c, "cache-a", "four"), 0);
+	CHECK_EQ(xt_look_wait(a), T_DATA);
+	CHECK_RET(dg_recv(a, "cache-c", "four"), 0);
+	/* a plain close() drops the cache's reference too */
+	old = ep_at(a);
+	REQUIRE(old != NULL);
+	CHECK_EQ(ep_refs(old), 2);
+	close(a);
+	CHECK_EQ(ep_refs(old), 0);
+	CHECK_RET(t_close(c), 0);
+}
+
+/* Another thread caches b; this one closes b and makes new endpoints
+ * with its number; the other thread's calls reach each new one. */
+static void test_cache_other_thread(void)
+{
+	int a = clts_bound("cache2-a"), b = clts_bound("cache2-b"), c, te;
+	struct xti_ep *old, *ep;
+	struct worker w;
+
+	worker_start(&w);
+	CHECK_RET(dg_send(a, "cache2-b", "one"), 0);
+	CHECK_EQ(xt_look_wait(b), T_DATA);
+	CHECK_EQ(worker_do(&w, W_RCV, b, "cache2-a", "one", &te), 0);
+	old = ep_at(b);
+	REQUIRE(old != NULL);
+	CHECK_EQ(ep_refs(old), 2);	/* the table's, the worker's cache */
+	CHECK_RET(t_close(b), 0);
+	CHECK_EQ(ep_refs(old), 1);	/* detached, still cached */
+	c = t_open(COTS, O_RDWR | O_NONBLOCK, NULL);
+	REQUIRE(c == b);
+	CHECK(ep_at(c) != old);
+	CHECK_EQ(worker_do(&w, W_RCV, c, "cache2-a", "two", &te), -1);
+	CHECK_EQ(te, TNOTSUPPORT);
+	CHECK_EQ(ep_refs(old), 0);	/* the worker moved on: recycled */
+	CHECK_EQ(worker_do(&w, W_SND, c, "cache2-a", "two", &te), -1);
+	CHECK_EQ(te, TNOTSUPPORT);
+	CHECK_RET(t_close(c), 0);
+	/* an unbound connectionless endpoint, then bound */
+	c = t_open(CLTS, O_RDWR | O_NONBLOCK, NULL);
+	REQUIRE(c == b);
+	CHECK_EQ(worker_do(&w, W_SND, c, "cache2-a", "two", &te), -1);
+	CHECK_EQ(te, TOUTSTATE);
+	CHECK_RET(xt_bind(c, "cache2-c", 0, NULL, NULL), 0);
+	CHECK_EQ(worker_do(&w, W_SND, c, "cache2-a", "three", &te), 0);
+	CHECK_EQ(xt_look_wait(a), T_DATA);
+	CHECK_RET(dg_recv(a, "cache2-c", "three"), 0);
+	CHECK_RET(dg_send(a, "cache2-c", "four"), 0);
+	CHECK_EQ(xt_look_wait(c), T_DATA);
+	CHECK_EQ(worker_do(&w, W_RCV, c, "cache2-a", "four", &te), 0);
+	/* the worker exits with c cached: its reference goes */
+	ep = ep_at(c);
+	REQUIRE(ep != NULL);
+	CHECK_EQ(ep_refs(ep), 2);
+	worker_stop(&w);
+	CHECK_EQ(ep_refs(ep), 1);
+	/* and with a closed endpoint cached: recycled at its exit */
+	worker_start(&w);
+	CHECK_EQ(worker_do(&w, W_SND, c, "cache2-a", "five", &te), 0);
+	CHECK_RET(t_close(c), 0);
+	CHECK_EQ(ep_refs(ep), 1);
+	worker_stop(&w);
+	CHECK_EQ(ep_refs(ep), 0);
+	CHECK_EQ(xt_look_wait(a), T_DATA);
+	CHECK_RET(dg_recv(a, "cache2-c", "five"), 0);
+	CHECK_RET(t_close(a), 0);
+}
+
+/* fork() with an endpoint cached: the child's number reused for another
+ * endpoint is that endpoint; the parent's cache is unchanged. */
+static void test_cache_fork(void)
+{
+	struct T_info_ack ia = fi_info(T_COTS, TS_DATA_XFER);
+	int a = clts_bound("fork-a"), b = clts_bound("fork-b"), st;
+	pid_t pid;
+
+	CHECK_RET(dg_send(a, "fork-b", "one"), 0);
+	CHECK_EQ(xt_look_wait(b), T_DATA);
+	CHECK_RET(dg_recv(b, "fork-a", "one"), 0);
+	fflush(stderr);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		struct xti_ep *old = ep_at(b);
+		int bad = 0, p[2];
+
+		if (old == NULL || ep_refs(old) != 2)
+			bad |= 1;
+		close(b);
+		if (old != NULL && ep_refs(old) != 0)
+			bad |= 2;
+		/* a pipe end on b's number, made an endpoint */
+		if (s_pipe(p) != 0 || ioctl(p[0], I_PUSH, "timod") != 0 ||
+		    dup2(p[0], b) != b ||
+		    _xti_attach(b, &ia, T_DATAXFER, 0) != 0)
+			_exit(100);
+		if (dg_recv(b, NULL, NULL) != -1 || t_errno != TNOTSUPPORT)
+			bad |= 4;
+		if (t_snd(b, "x", 1, 0) != 1)
+			bad |= 8;
+		fflush(stderr);
+		_exit(bad);
+	}
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ(WEXITSTATUS(st), 0);
+	CHECK_RET(dg_send(a, "fork-b", "two"), 0);
+	CHECK_EQ(xt_look_wait(b), T_DATA);
+	CHECK_RET(dg_recv(b, "fork-a", "two"), 0);
+	CHECK_RET(t_close(a), 0);
+	CHECK_RET(t_close(b), 0);
+}
+
+/* Threads sending datagrams to their own endpoint and receiving them
+ * while the main thread closes it, and in every other round opens an
+ * unbound endpoint at once (which usually gets the same number). */
+#define RACE_THR	6
+#define RACE_ROUNDS	30
+
+struct racer {
+	int fd;
+	bool snd;
+	const char *name;
+	const int *reopened;		/* atomic: the number is reused */
+	int te;				/* the error that ended it */
+	int ok, late;			/* successes; after the reuse */
+	pthread_t th;
+};
+
+static void *racer_main(void *arg)
+{
+	struct racer *rc = arg;
+
+	for (;;) {
+		int g = __atomic_load_n(rc->reopened, __ATOMIC_ACQUIRE);
+		int r = rc->snd ? dg_send(rc->fd, rc->name, "r")
+				: dg_recv(rc->fd, NULL, NULL);
+
+		if (r == 0) {
+			rc->ok++;
+			rc->late += g;
+			continue;
+		}
+		if (t_errno == TNODATA || t_errno == TFLOW)
+			continue;
+		rc->te = t_errno;
+		return NULL;
+	}
+}
+
+static void test_cache_close_race(void)
+{
+	char name[32];
+	int ok = 0;
+
+	for (int round = 0; round < RACE_ROUNDS; round++) {
+		struct racer rc[RACE_THR];
+		int reopened = 0, x, y = -1;
+
+		snprintf(name, sizeof(name), "race-%d", round);
+		x = clts_bound(name);
+		for (int i = 0; i < RACE_THR; i++) {
+			rc[i] = (struct racer){ x, i % 2 == 0, name,
+						&reopened, 0, 0, 0, 0 };
+			REQUIRE(pthread_create(&rc[i].th, NULL, racer_main,
+					       &rc[i]) == 0);
+		}
+		pause_ms(round % 4 * 5);
+		CHECK_RET(t_close(x), 0);
+		if (round % 2) {
+			y = t_open(CLTS, O_RDWR | O_NONBLOCK, NULL);
+			REQUIRE(y >= 0);
+			__atomic_store_n(&reopened, y == x, __ATOMIC_RELEASE);
+		}
+		for (int i = 0; i < RACE_THR; i++) {
+			pthread_join(rc[i].th, NULL);
+			if (rc[i].te != TBADF &&
+			    !(rc[i].te == TOUTSTATE && y == x)) {
+				CHECK_EQ(rc[i].te, TBADF);
+				fprintf(stderr, "round %d thread %d: %s\n",
+					round, i, t_strerror(rc[i].te));
+			}
+			CHECK_EQ(rc[i].late, 0);
+			ok += rc[i].ok;
+		}
+		if (y >= 0)
+			CHECK_RET(t_close(y), 0);
+	}
+	CHECK(ok > 0);
+}
+
 int main(void)
 {
 	test_ack_handover();
@@ -316,5 +691,9 @@ int main(void)
 	test_quick_readers();
 	test_full_duplex();
 	test_churn();
+	test_cache_same_thread();
+	test_cache_other_thread();
+	test_cache_fork();
+	test_cache_close_race();
 	T_DONE();
 }

@@ -50,15 +50,16 @@ struct snd_snap {
 	uint64_t acc;
 };
 
-/* Take snap for a send with flags (ep_lock held). */
-static void snd_snap(struct xti_ep *ep, int flags, struct snd_snap *sn)
+/* Take snap for a send with flags, of the endpoint's sizes ia. */
+static void snd_snap(struct xti_ep *ep, const struct T_info_ack *ia,
+		     int flags, struct snd_snap *sn)
 {
 	bool exp = (flags & T_EXPEDITED) != 0;
 
-	sn->lim = exp ? ep->ep_info.ETSDU_size : ep->ep_info.TSDU_size;
-	sn->pf = ep->ep_info.PROVIDER_flag;
-	sn->tidu = ep->ep_info.TIDU_size;
-	sn->acc = ep->ep_sndacc[exp];
+	sn->lim = exp ? ia->ETSDU_size : ia->TSDU_size;
+	sn->pf = ia->PROVIDER_flag;
+	sn->tidu = ia->TIDU_size;
+	sn->acc = __atomic_load_n(&ep->ep_sndacc[exp], __ATOMIC_RELAXED);
 }
 
 /* Checks before sending nbytes; fills a.  0 or -1 with t_errno. */
@@ -130,24 +131,23 @@ static int snd_data(struct xti_ep *ep, const char *buf, unsigned int nbytes,
 static int snd_common(int fd, const char *buf, unsigned int nbytes,
 		      int flags)
 {
+	struct T_info_ack ia;
 	struct snd_args a;
 	struct snd_snap sn;
 	struct xti_ep *ep;
 	int r = -1, ev;
 
-	ep = xti_begin_locked(fd, NEED_CONN, EV_SND, -1);
+	ep = xti_begin_snd(fd, NEED_CONN, EV_SND, T_DISCONNECT, &ia, &ev);
 	if (ep == NULL)
 		return -1;
-	snd_snap(ep, flags, &sn);
-	ev = xti_held_event(ep, T_DISCONNECT);
-	pthread_mutex_unlock(&ep->ep_lock);
+	snd_snap(ep, &ia, flags, &sn);
 	if (snd_check(&sn, nbytes, flags, &a) != 0)
 		goto out;
 	if (xti_send_stop(ep, ev, T_DISCONNECT) != 0)
 		goto out;
 	r = snd_data(ep, buf, nbytes, &a);
 out:
-	xti_put(ep);
+	xti_put_cached(ep);
 	return r;
 }
 
@@ -269,19 +269,19 @@ static int rcv_common(int fd, char *buf, unsigned int nbytes, int *flagsp)
 	pthread_mutex_unlock(&ep->ep_lock);
 	if (xti_uout(flagsp, &fl, sizeof(fl)) != 0) {
 		xti_rd_quit(ep);
-		xti_put(ep);
+		xti_put_cached(ep);
 		return xti_syserr(EFAULT);
 	}
 	if (held) {
 		/* data held, or another event (TLOOK) */
 		xti_rd_quit(ep);
 		if (held_data(ep, &m) != 0) {
-			xti_put(ep);
+			xti_put_cached(ep);
 			return -1;
 		}
 		if (m != NULL) {
 			rv = rcv_held(ep, m, buf, nbytes, flagsp);
-			xti_put(ep);
+			xti_put_cached(ep);
 			return rv;
 		}
 		/* another thread took it meanwhile: read */
@@ -337,7 +337,7 @@ static int rcv_common(int fd, char *buf, unsigned int nbytes, int *flagsp)
 	rv = r.dlen > 0 ? r.dlen : 0;
 out:
 	xti_rd_free(&r);
-	xti_put(ep);
+	xti_put_cached(ep);
 	return rv;
 }
 

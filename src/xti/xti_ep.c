@@ -16,6 +16,29 @@
  * kernel handed out again.  The endpoint is then taken out of the table;
  * calls still running on it finish on the detached endpoint.
  *
+ * The thread's cache (xti_get_cached, for the data calls).  Taking and
+ * dropping a reference are two locked instructions per call; a thread
+ * that calls again and again on one descriptor keeps one reference
+ * instead, in xti_tc (fd, ep).  A call finds ep there when the table
+ * still names ep at fd (two plain loads, ep_fd too for good measure):
+ * the reference the cache holds keeps ep off the recycling list, so ep
+ * cannot have left the table and come back (xti_ep_new installs only
+ * endpoints nobody references), and a new endpoint on the same number,
+ * whoever made it, is another struct: a miss.  A miss takes a reference
+ * with xti_get, which the cache keeps, and drops the one it held (the
+ * last one recycles an endpoint closed meanwhile).  The cached reference
+ * goes when the thread caches another endpoint, when the thread exits
+ * (xti_tc_key's destructor), and when the thread itself closes or
+ * replaces the endpoint (tc_forget); until then a closed endpoint costs
+ * only its memory, detached and marked EPF_DEAD like one a running call
+ * holds.  A call lends the cached reference (xti_tc.depth counts the
+ * calls of the thread using it): a call that runs while another is in
+ * progress in the same thread (a signal handler's) takes its own
+ * reference on a miss and leaves the cache alone.  After fork() the
+ * child's only thread keeps its cache (the table and the counts are
+ * copied with it); the references of the threads that did not follow
+ * only keep those endpoints' memory.
+ *
  * Lock order: xti_tab_lock alone (never with an ep_lock).
  */
 #ifndef _GNU_SOURCE
@@ -38,6 +61,19 @@ static pthread_mutex_t xti_tab_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct xti_ep *xti_free;		/* recycled endpoints; xti_tab_lock */
 static pthread_once_t xti_once = PTHREAD_ONCE_INIT;
 
+/* The thread's last endpoint of a data call (see the top of the file). */
+struct xti_tcache {
+	struct xti_ep *ep;		/* holds a reference; NULL: none */
+	int fd;				/* ep->ep_fd */
+	int depth;			/* calls of the thread lent ep */
+	bool keyed;			/* xti_tc_key set: dropped at exit */
+};
+static __thread struct xti_tcache xti_tc = { NULL, -1, 0, false };
+static pthread_key_t xti_tc_key;	/* its destructor: tc_exit */
+static bool xti_tc_ok;			/* xti_tc_key made; set before
+					   xti_cap */
+static void tc_exit(void *arg);
+
 static void init_once(void)
 {
 	struct rlimit rl;
@@ -50,6 +86,7 @@ static void init_once(void)
 		if (cap < TAB_MIN)
 			cap = TAB_MIN;
 	}
+	xti_tc_ok = pthread_key_create(&xti_tc_key, tc_exit) == 0;
 	xti_tab = calloc(cap, sizeof(*xti_tab));
 	if (xti_tab != NULL)
 		__atomic_store_n(&xti_cap, (int)cap, __ATOMIC_RELEASE);
@@ -98,6 +135,87 @@ struct xti_ep *xti_get(int fd)
 			return ep;
 		xti_put(ep);
 	}
+}
+
+/* The thread exits: drop its cached reference. */
+static void tc_exit(void *arg)
+{
+	struct xti_tcache *c = arg;
+	struct xti_ep *ep = c->ep;
+
+	c->ep = NULL;
+	c->fd = -1;
+	c->keyed = false;	/* (the key's value is NULL now) */
+	if (ep != NULL)
+		xti_put(ep);
+}
+
+/* A miss: ep (a new reference) for a call of this thread.  Cached in
+ * place of the last one unless a call of the thread is lent that one or
+ * the thread cannot have it dropped at exit; then the call keeps its
+ * own reference (xti_put_cached drops it). */
+static struct xti_ep *tc_miss(struct xti_tcache *c, struct xti_ep *ep)
+{
+	struct xti_ep *old = c->ep;
+
+	if (c->depth > 0)
+		return ep;
+	if (!c->keyed) {
+		if (!xti_tc_ok || pthread_setspecific(xti_tc_key, c) != 0)
+			return ep;
+		c->keyed = true;
+	}
+	c->ep = ep;
+	c->fd = ep->ep_fd;
+	c->depth = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (old != NULL)
+		xti_put(old);
+	return ep;
+}
+
+struct xti_ep *xti_get_cached(int fd)
+{
+	struct xti_tcache *c = &xti_tc;
+	struct xti_ep *ep = c->ep;
+
+	/* (fd was below tab_cap when cached, and the table never shrinks) */
+	if (ep != NULL && c->fd == fd && tab_load(fd) == ep &&
+	    ep->ep_fd == fd) {
+		c->depth++;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		return ep;
+	}
+	ep = xti_get(fd);
+	if (ep == NULL)
+		return NULL;
+	return tc_miss(c, ep);
+}
+
+void xti_put_cached(struct xti_ep *ep)
+{
+	struct xti_tcache *c = &xti_tc;
+
+	if (c->depth > 0 && ep == c->ep) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		c->depth--;
+		return;
+	}
+	xti_put(ep);
+}
+
+/* ep leaves the table by this thread's hand (t_close, a close, an
+ * endpoint made in its place): its cached reference goes now, unless a
+ * call of the thread is lent it (it goes at the next miss then). */
+static void tc_forget(struct xti_ep *ep)
+{
+	struct xti_tcache *c = &xti_tc;
+
+	if (c->ep != ep || c->depth > 0)
+		return;
+	c->ep = NULL;
+	c->fd = -1;
+	xti_put(ep);
 }
 
 static void ep_clear(struct xti_ep *ep)
@@ -184,6 +302,7 @@ struct xti_ep *xti_ep_new(int fd)
 		pthread_mutex_lock(&old->ep_lock);
 		old->ep_flags |= EPF_DEAD;
 		pthread_mutex_unlock(&old->ep_lock);
+		tc_forget(old);
 		xti_put(old);
 	}
 	return ep;
@@ -205,6 +324,7 @@ void xti_ep_remove(struct xti_ep *ep)
 	pthread_mutex_lock(&ep->ep_lock);
 	ep->ep_flags |= EPF_DEAD;
 	pthread_mutex_unlock(&ep->ep_lock);
+	tc_forget(ep);
 	xti_put(ep);
 }
 
@@ -225,6 +345,7 @@ void xti_fd_closed(int fd)
 	ep->ep_flags |= EPF_DEAD;
 	pthread_cond_broadcast(&ep->ep_cv);
 	pthread_mutex_unlock(&ep->ep_lock);
+	tc_forget(ep);
 	xti_put(ep);
 }
 

@@ -30,11 +30,15 @@
  * across a call that may sleep (getmsg, putmsg, ioctl, poll).  Threads
  * sleeping for an endpoint's state wait on ep_cv with ep_lock.
  *
- * The data calls (t_snd, t_rcv, t_sndudata, t_rcvudata) take ep_lock
- * once on their common path: xti_begin_locked (xti_begin_rd for a
+ * The data calls (t_snd, t_rcv, t_sndudata, t_rcvudata) find their
+ * endpoint through the thread's cache (xti_get_cached): each thread
+ * keeps a reference to the last endpoint it used, so calls on the same
+ * descriptor take and drop none; a miss (another descriptor, or the
+ * number now names another endpoint) swaps it (xti_ep.c).  They take
+ * ep_lock once on their common path: xti_begin_snd (xti_begin_rd for a
  * reader, which takes its read turn in the same hold) checks the
- * service type and the state and returns with the lock held, the call
- * copies what it needs (sizes, held events) and lets go.  What they
+ * service type and the state and copies what the call needs (sizes,
+ * held events) in one hold.  What they
  * write after the stream call is written only when it changes, and the
  * fields they read then are atomic: ep_ucont and ep_cont (written with
  * atomic stores, read without the lock), ep_sndacc (atomic stores under
@@ -157,6 +161,12 @@ struct xti_ep {
 struct xti_ep *xti_begin(int fd, int need, int ev1, int ev2);
 /* The same, but a successful start returns with ep_lock held. */
 struct xti_ep *xti_begin_locked(int fd, int need, int ev1, int ev2);
+/* The start of t_snd and t_sndudata (event ev): as xti_begin, the
+ * endpoint through the thread's cache (xti_get_cached: release with
+ * xti_put_cached), and what the send needs of it: the provider's sizes
+ * in *ia, the first held event in mask in *held (0: none). */
+struct xti_ep *xti_begin_snd(int fd, int need, int ev, int mask,
+			     struct T_info_ack *ia, int *held);
 /* xti_begin's checks (ep_lock held): 0 or the t_errno to fail with. */
 int xti_begin_err(const struct xti_ep *ep, int need, int ev1, int ev2);
 
@@ -164,6 +174,12 @@ int xti_begin_err(const struct xti_ep *ep, int need, int ev1, int ev2);
 /* The endpoint of fd, with a reference; NULL with t_errno TBADF. */
 struct xti_ep *xti_get(int fd);
 void xti_put(struct xti_ep *ep);
+/* The same for the data calls, through the thread's cache of the last
+ * endpoint it used, which holds a reference: a thread calling again on
+ * the same descriptor takes and drops none (xti_ep.c).  A call releases
+ * the endpoint with xti_put_cached, not xti_put. */
+struct xti_ep *xti_get_cached(int fd);
+void xti_put_cached(struct xti_ep *ep);
 /* A fresh endpoint for fd (state T_UNBND), installed in the table in
  * place of any other; referenced once for the caller.  NULL: ENOMEM. */
 struct xti_ep *xti_ep_new(int fd);
@@ -301,9 +317,10 @@ void xti_rd_free(struct xti_rd *r);
  * TSYSERR with EINTR, or the stream's error). */
 int xti_read(struct xti_ep *ep, struct xti_rd *r);
 /* xti_begin_locked for a reader of event ev: also takes the read turn
- * (after any ack waiter's read), ep_lock held on return.  The caller
- * then either reads with an xti_rd whose entered is set (and ev is ev)
- * or gives the turn back with xti_rd_quit. */
+ * (after any ack waiter's read), ep_lock held on return; the endpoint
+ * comes through the thread's cache (release with xti_put_cached).  The
+ * caller then either reads with an xti_rd whose entered is set (and ev
+ * is ev) or gives the turn back with xti_rd_quit. */
 struct xti_ep *xti_begin_rd(int fd, int need, int ev);
 void xti_rd_quit(struct xti_ep *ep);
 /* Read the rest of r's data (continuations) into a library buffer

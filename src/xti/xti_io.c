@@ -327,7 +327,7 @@ static bool rd_leave(struct xti_ep *ep, struct xti_rd *r)
 
 struct xti_ep *xti_begin_rd(int fd, int need, int ev)
 {
-	struct xti_ep *ep = xti_get(fd);
+	struct xti_ep *ep = xti_get_cached(fd);
 	int err;
 
 	if (ep == NULL)
@@ -342,7 +342,7 @@ struct xti_ep *xti_begin_rd(int fd, int need, int ev)
 	}
 	if (err != 0) {
 		pthread_mutex_unlock(&ep->ep_lock);
-		xti_put(ep);
+		xti_put_cached(ep);
 		xti_err(err);
 		return NULL;
 	}

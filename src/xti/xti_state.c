@@ -77,21 +77,45 @@ int xti_begin_err(const struct xti_ep *ep, int need, int ev1, int ev2)
 	return 0;
 }
 
-struct xti_ep *xti_begin_locked(int fd, int need, int ev1, int ev2)
+/* xti_begin_locked's checks on ep, referenced by the caller (cached:
+ * with xti_get_cached): ep with ep_lock held, or NULL with the reference
+ * dropped and t_errno set. */
+static struct xti_ep *begin_checked(struct xti_ep *ep, int need, int ev1,
+				    int ev2, bool cached)
 {
-	struct xti_ep *ep = xti_get(fd);
 	int err;
 
 	if (ep == NULL)
 		return NULL;
 	pthread_mutex_lock(&ep->ep_lock);
 	err = xti_begin_err(ep, need, ev1, ev2);
-	if (err != 0) {
-		pthread_mutex_unlock(&ep->ep_lock);
+	if (err == 0)
+		return ep;
+	pthread_mutex_unlock(&ep->ep_lock);
+	if (cached)
+		xti_put_cached(ep);
+	else
 		xti_put(ep);
-		xti_err(err);
+	xti_err(err);
+	return NULL;
+}
+
+struct xti_ep *xti_begin_locked(int fd, int need, int ev1, int ev2)
+{
+	return begin_checked(xti_get(fd), need, ev1, ev2, false);
+}
+
+struct xti_ep *xti_begin_snd(int fd, int need, int ev, int mask,
+			     struct T_info_ack *ia, int *held)
+{
+	struct xti_ep *ep;
+
+	ep = begin_checked(xti_get_cached(fd), need, ev, -1, true);
+	if (ep == NULL)
 		return NULL;
-	}
+	*ia = ep->ep_info;
+	*held = xti_held_event(ep, mask);
+	pthread_mutex_unlock(&ep->ep_lock);
 	return ep;
 }
 

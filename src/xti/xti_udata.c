@@ -36,12 +36,9 @@ static int sndudata(int fd, const struct t_unitdata *uud, const char *dat,
 	size_t clen, ooff;
 	int r = -1, ev;
 
-	ep = xti_begin_locked(fd, NEED_CLTS, EV_SNDUDATA, -1);
+	ep = xti_begin_snd(fd, NEED_CLTS, EV_SNDUDATA, T_UDERR, &ia, &ev);
 	if (ep == NULL)
 		return -1;
-	ia = ep->ep_info;
-	ev = xti_held_event(ep, T_UDERR);
-	pthread_mutex_unlock(&ep->ep_lock);
 	if (xti_uin(&ud, uud, sizeof(ud)) != 0) {
 		xti_syserr(EFAULT);
 		goto out;
@@ -98,7 +95,7 @@ static int sndudata(int fd, const struct t_unitdata *uud, const char *dat,
 out:
 	if (ctl != stack)
 		free(ctl);
-	xti_put(ep);
+	xti_put_cached(ep);
 	return r;
 }
 
@@ -148,12 +145,12 @@ static int rcvudata(int fd, struct t_unitdata *uud, char *dbuf,
 	if (xti_uin(&ud, uud, sizeof(ud)) != 0 ||
 	    xti_uout(flagsp, &fl, sizeof(fl)) != 0) {
 		xti_rd_quit(ep);
-		xti_put(ep);
+		xti_put_cached(ep);
 		return xti_syserr(EFAULT);
 	}
 	if (held) {
 		xti_rd_quit(ep);
-		xti_put(ep);
+		xti_put_cached(ep);
 		return xti_err(TLOOK);
 	}
 	if (dbuf == NULL) {
@@ -210,7 +207,7 @@ static int rcvudata(int fd, struct t_unitdata *uud, char *dbuf,
 	rv = 0;
 out:
 	xti_rd_free(&r);
-	xti_put(ep);
+	xti_put_cached(ep);
 	return rv;
 }
 
