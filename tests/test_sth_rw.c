@@ -227,6 +227,48 @@ static void test_zero(void)
 	CHECK_RET(close(p[1]), 0);
 }
 
+/* Every length from 0 to 600 bytes, from and to every alignment modulo
+ * 16, arrives whole through write/read and putmsg/getmsg, and the bytes
+ * around the reader's buffer are untouched (the copies to and from the
+ * application have a path per length class). */
+static void test_lengths(void)
+{
+	int p[2];
+	unsigned char src[640 + 16], dst[640 + 48];
+	int bad = 0;
+
+	open_pipe(p);
+	CHECK_RET(ioctl(p[1], I_SRDOPT, RMSGN), 0);
+	for (int n = 0; n <= 600; n++) {
+		int so = n % 16, doff = 16 + (n * 7) % 16;
+
+		for (int i = 0; i < n; i++)
+			src[so + i] = (unsigned char)(i * 31 + n);
+		memset(dst, 0xa5, sizeof(dst));
+		if (n % 2 == 0 && n > 0) {	/* (write(0) sends nothing) */
+			if (write(p[0], src + so, (size_t)n) != n ||
+			    read(p[1], dst + doff, (size_t)n + 8) != n)
+				bad++;
+		} else {
+			struct strbuf w = { 0, n, (char *)src + so };
+			struct strbuf r = { n + 8, 0, (char *)dst + doff };
+			int fl = 0;
+			if (putmsg(p[0], NULL, &w, 0) != 0 ||
+			    getmsg(p[1], NULL, &r, &fl) != 0 || r.len != n)
+				bad++;
+		}
+		if (memcmp(dst + doff, src + so, (size_t)n) != 0)
+			bad++;
+		for (int i = 0; i < doff; i++)
+			bad += dst[i] != 0xa5;
+		for (int i = doff + n; i < (int)sizeof(dst); i++)
+			bad += dst[i] != 0xa5;
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+}
+
 static void test_vectors(void)
 {
 	int fd = open_echo(O_NONBLOCK), b;
@@ -559,6 +601,7 @@ int main(void)
 	test_modes();
 	test_protmodes();
 	test_zero();
+	test_lengths();
 	test_vectors();
 	test_big_write();
 	test_block_read();
