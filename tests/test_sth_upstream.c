@@ -423,6 +423,111 @@ static void test_flush(void)
 	CHECK_RET(close(fd), 0);
 }
 
+/* ---- batches (batch.c): what a thread delivers in a batch reaches the
+ * head read queue at the batch's end, in order, and anything else it
+ * delivers first lets out what waits ---- */
+
+static mblk_t *data_msg(const char *s)
+{
+	size_t n = strlen(s);
+	mblk_t *mp = allocb(n, BPRI_MED);
+
+	REQUIRE(mp != NULL);
+	memcpy(mp->b_wptr, s, n);
+	mp->b_wptr += n;
+	return mp;
+}
+
+static void test_batch(void)
+{
+	int fd = open_up(O_NONBLOCK), fd2;
+	queue_t *q = __atomic_load_n(&up_rq, __ATOMIC_ACQUIRE), *q2;
+	queue_t *hq = q->q_next->q_next;	/* past testmod: the head */
+	struct strthread *t;
+	char buf[16];
+
+	CHECK_RET(ioctl(fd, I_SRDOPT, RMSGN), 0);
+	/* held until the end, then all of it in order */
+	t = str_enter();
+	str_batch_begin();
+	putnext(q, data_msg("a"));
+	putnext(q, data_msg("bb"));
+	putnext(q, data_msg("ccc"));
+	CHECK(__atomic_load_n(&hq->q_first, __ATOMIC_ACQUIRE) == NULL);
+	str_batch_end();
+	str_exit(t);
+	CHECK_RET(nread(fd, NULL), 3);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 1);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 2);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 3);
+	CHECK_RET(memcmp(buf, "ccc", 3), 0);
+	/* an M_FLUSH meets what the batch held before it, not after */
+	t = str_enter();
+	str_batch_begin();
+	putnext(q, data_msg("old"));
+	putnextctl1(q, M_FLUSH, FLUSHR);
+	putnext(q, data_msg("new"));
+	str_batch_end();
+	str_exit(t);
+	CHECK_RET(nread(fd, NULL), 1);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 3);
+	CHECK_RET(memcmp(buf, "new", 3), 0);
+	/* a band message is not held: it goes after what was held and
+	 * before it in reading order (bands first) */
+	t = str_enter();
+	str_batch_begin();
+	putnext(q, data_msg("n1"));
+	mblk_t *bm = data_msg("b5");
+	bm->b_band = 5;
+	putnext(q, bm);
+	CHECK(__atomic_load_n(&hq->q_first, __ATOMIC_ACQUIRE) != NULL);
+	putnext(q, data_msg("n2"));
+	str_batch_end();
+	str_exit(t);
+	CHECK_RET(nread(fd, NULL), 3);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 2);
+	CHECK_RET(memcmp(buf, "b5", 2), 0);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 2);
+	CHECK_RET(memcmp(buf, "n1", 2), 0);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 2);
+	CHECK_RET(memcmp(buf, "n2", 2), 0);
+	/* two streams in one batch: each gets its own, in order */
+	fd2 = open_up(O_NONBLOCK);
+	q2 = __atomic_load_n(&up_rq, __ATOMIC_ACQUIRE);
+	REQUIRE(q2 != q);
+	t = str_enter();
+	str_batch_begin();
+	putnext(q, data_msg("1a"));
+	putnext(q2, data_msg("2a"));
+	putnext(q, data_msg("1b"));
+	putnext(q2, data_msg("2b"));
+	str_batch_end();
+	str_exit(t);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 2);	/* RMSGN */
+	CHECK_RET(memcmp(buf, "1a", 2), 0);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 2);
+	CHECK_RET(memcmp(buf, "1b", 2), 0);
+	CHECK_RET(read(fd2, buf, sizeof(buf)), 4);	/* RNORM: both */
+	CHECK_RET(memcmp(buf, "2a2b", 4), 0);
+	CHECK_RET(close(fd2), 0);
+	CHECK_RET(close(fd), 0);
+	/* a reader asleep is woken by the batch's end */
+	struct rd r = { 0 };
+	pthread_t th;
+	r.fd = open_up(0);
+	q = __atomic_load_n(&up_rq, __ATOMIC_ACQUIRE);
+	start_reader(&r, &th);
+	t = str_enter();
+	str_batch_begin();
+	putnext(q, data_msg("wake"));
+	str_batch_end();
+	str_exit(t);
+	pthread_join(th, NULL);
+	CHECK_RET(r.ret, 4);
+	CHECK_RET(memcmp(r.buf, "wake", 4), 0);
+	CHECK_RET(close(r.fd), 0);
+}
+
 /* ---- M_SIG, M_PCSIG ---- */
 
 static void test_signals(void)
@@ -517,6 +622,7 @@ int main(void)
 	test_flush();
 	test_signals();
 	test_pcproto_and_bands();
+	test_batch();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();
 }

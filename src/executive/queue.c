@@ -605,6 +605,24 @@ no:
 	return false;
 }
 
+void str_putq_run(queue_t *q, mblk_t *first, int n)
+{
+	bool sched = false;
+	mblk_t *mp, *next;
+
+	qlock(q);
+	for (mp = first; n-- > 0 && mp != NULL; mp = next) {
+		next = mp->b_next;
+		list_insert_before(q, NULL, mp);
+		account_add(q, mp);
+	}
+	if ((q->q_flag & (QWANTR | QNOENB)) == QWANTR)
+		sched = enable_locked(q);
+	qunlock(q);
+	if (sched)
+		strsched_enable(q);
+}
+
 int putq(queue_t *q, mblk_t *mp)
 {
 	bool sched = false;
@@ -614,18 +632,12 @@ int putq(queue_t *q, mblk_t *mp)
 		str_bad("putq with a NULL queue or bad message", mp);
 		return 0;
 	}
+	if (likely(!is_hipri(mp) && mp->b_band == 0)) {
+		str_putq_run(q, mp, 1);
+		return 1;
+	}
 	qlock(q);
 	if (likely(!is_hipri(mp))) {
-		if (mp->b_band == 0) {
-			list_insert_before(q, NULL, mp);
-			account_add(q, mp);
-			if ((q->q_flag & (QWANTR | QNOENB)) == QWANTR)
-				sched = enable_locked(q);
-			qunlock(q);
-			if (sched)
-				strsched_enable(q);
-			return 1;
-		}
 		if (!qband_alloc(q, mp->b_band)) {
 			qunlock(q);
 			return 0;

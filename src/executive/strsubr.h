@@ -162,6 +162,12 @@ struct strthread {
 	int t_running;			/* draining the local run list */
 	_Atomic uint64_t t_stat[ST_NCOUNTERS];	/* this thread writes */
 	struct strmag t_mag[STR_NCLASSES];	/* this thread */
+	int t_batch;			/* str_batch_begin depth (batch.c);
+					   this thread */
+	int t_bn;			/* messages held for t_bq */
+	struct queue *t_bq;		/* the queue they are for */
+	struct msgb *t_bfirst, *t_blast;	/* the run (b_next) */
+	void (*t_bfn)(struct queue *, struct msgb *, int);
 	int t_dead;			/* destructor ran */
 	int t_tid;			/* kernel thread id */
 };
@@ -500,6 +506,34 @@ mblk_t *str_getq_run(queue_t *q, int *nmsgs);
  * block) appended to q's last message when that is a lone band-0 M_DATA
  * block of its own with room; true if done (free mp), else putq it. */
 bool str_putq_append(queue_t *q, const mblk_t *mp);
+/* putq of a run of band-0, not high priority messages linked by b_next
+ * (n of them), in one lock hold (queue.c) */
+void str_putq_run(queue_t *q, mblk_t *first, int n);
+
+/*
+ * Deferred queueing (batch.c).  A thread that delivers many messages in a
+ * row (the I/O thread with a batch of datagrams from one recvmmsg) opens
+ * a batch; a put procedure that would putq an ordinary message and wake
+ * the reader may instead hand it to str_batch_add, which keeps a run per
+ * thread for one queue and gives it to fn (which queues it and wakes
+ * once) when the batch ends, when the thread meets another queue, or when
+ * str_batch_flush is called (before anything that must not overtake
+ * it).  Runs only within an executive entry (the queue stays alive).
+ */
+typedef void (*str_batch_fn)(queue_t *q, mblk_t *first, int n);
+void str_batch_begin(void);
+void str_batch_end(void);
+void str_batch_flush_slow(struct strthread *t);
+bool str_batch_add(queue_t *q, mblk_t *mp, str_batch_fn fn);
+
+/* Messages held in this thread's batch go out first. */
+static inline void str_batch_flush(void)
+{
+	struct strthread *t = str_self_tls;
+
+	if (unlikely(t != NULL && t->t_bn != 0))
+		str_batch_flush_slow(t);
+}
 void str_qcredit(queue_t *q, unsigned long bytes, unsigned long blocks);
 void str_putbq_run(queue_t *q, mblk_t *run);
 

@@ -236,11 +236,33 @@ static void raise_sig(struct sthead *sh, mblk_t *mp)
 		kill(getpid(), sig);
 }
 
+/* A batch's run of ordinary messages (batch.c): queued, and the readers
+ * woken, once. */
+static void rput_run(queue_t *q, mblk_t *first, int n)
+{
+	struct sthead *sh = q->q_ptr;
+	bool was_empty = __atomic_load_n(&q->q_first, __ATOMIC_RELAXED) ==
+			 NULL;
+
+	str_putq_run(q, first, n);
+	sth_wake_readers(sh);
+	sth_changed(sh);
+	if (unlikely(__atomic_load_n(&sh->sh_sigevents, __ATOMIC_RELAXED)) &&
+	    was_empty)
+		sth_sigpoll(sh, S_RDNORM, 0);
+}
+
 int strrput(queue_t *q, mblk_t *mp)
 {
 	struct sthead *sh = q->q_ptr;
 	unsigned char type = mp->b_datap->db_type;
 
+	/* in a batch (batch.c), ordinary band-0 data waits in the thread;
+	 * anything else first lets out what waits */
+	if ((type == M_DATA || type == M_PROTO) && mp->b_band == 0 &&
+	    str_batch_add(q, mp, rput_run))
+		return 0;
+	str_batch_flush();
 	switch (type) {
 	case M_PCPROTO:
 	case M_HPDATA:

@@ -939,6 +939,8 @@ static bool pull_locked(struct inet_ep *ep)
 			return true;
 		}
 		INET_COUNT(ep, rx_calls, 1);
+		/* the stream head queues what one call received at once */
+		str_batch_begin();
 		for (int i = 0; i < n; i++) {
 			struct msghdr *mh = &mm[i].msg_hdr;
 			size_t len = mm[i].msg_len, seg = len;
@@ -988,9 +990,12 @@ static bool pull_locked(struct inet_ep *ep)
 			INET_COUNT(ep, rx_bytes, nb);
 			if (lend != NULL)
 				freeb(lend);	/* the datagrams keep it */
-			if (!ok)
+			if (!ok) {
+				str_batch_end();
 				return false;
+			}
 		}
+		str_batch_end();
 		if (n < vlen) {
 			__atomic_store_n(&d->rx_ready, 0, __ATOMIC_RELEASE);
 			return true;
