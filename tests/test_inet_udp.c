@@ -326,6 +326,76 @@ static void test_burst(void)
 	CHECK_RET(t_close(b), 0);
 }
 
+/* Two threads sending on one endpoint: the provider counts every
+ * datagram and byte (the first writer counts without locked
+ * instructions, the other with them), and every one arrives. */
+struct sender {
+	int fd, n, base;
+	struct sockaddr_storage *to;
+};
+
+static void *send_thread(void *arg)
+{
+	struct sender *s = arg;
+	char buf[40];
+
+	memset(buf, 0, sizeof(buf));
+	for (int i = 0; i < s->n; i++) {
+		int v = s->base + i;
+		memcpy(buf, &v, sizeof(v));
+		if (snd(s->fd, s->to, buf, sizeof(buf)) != 0)
+			break;
+	}
+	return NULL;
+}
+
+static void test_two_senders(void)
+{
+	struct sockaddr_storage aa, ba, src;
+	struct inet_stats sa, sb;
+	t_scalar_t fl;
+	struct {
+		struct t_opthdr h;
+		t_scalar_t v;
+	} o = { { sizeof(o), XTI_GENERIC, XTI_RCVBUF, 0 }, 4 << 20 }, r;
+	int a, b, flags, n = 1000, got[2] = { 0, 0 }, bad = 0;
+	struct sender s[2];
+	pthread_t th[2];
+	char buf[64];
+
+	a = open_bound(&aa);
+	b = open_bound(&ba);
+	CHECK_RET(optmgmt(b, T_NEGOTIATE, &o, sizeof(o), &r, sizeof(r), &fl),
+		  0);
+	for (int i = 0; i < 2; i++) {
+		s[i] = (struct sender){ a, n, i * n, &ba };
+		REQUIRE(pthread_create(&th[i], NULL, send_thread, &s[i]) == 0);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 2 * n; i++) {
+		int k;
+
+		if (rcv(b, buf, sizeof(buf), &src, &flags) != 40)
+			break;
+		memcpy(&k, buf, sizeof(k));
+		/* each sender's datagrams in its order */
+		if (k < 0 || k >= 2 * n || k - (k / n) * n != got[k / n]++)
+			bad++;
+	}
+	CHECK_EQ(got[0], n);
+	CHECK_EQ(got[1], n);
+	CHECK_EQ(bad, 0);
+	get_stats(a, &sa);
+	get_stats(b, &sb);
+	CHECK_EQ(sa.tx_msgs, (uint64_t)(2 * n));
+	CHECK_EQ(sa.tx_bytes, (uint64_t)(2 * n) * 40);
+	CHECK_EQ(sa.tx_sent, (uint64_t)(2 * n));
+	CHECK_EQ(sb.rx_msgs, (uint64_t)(2 * n));
+	CHECK_RET(t_close(a), 0);
+	CHECK_RET(t_close(b), 0);
+}
+
 static void test_interop(void)
 {
 	struct sockaddr_storage xa, sa, src;
@@ -484,6 +554,7 @@ int main(void)
 			test_info_bind();
 			test_data();
 			test_burst();
+			test_two_senders();
 			test_interop();
 			test_uderr();
 			test_options();

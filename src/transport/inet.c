@@ -567,8 +567,8 @@ static void do_ioctl(struct inet_ep *ep, mblk_t *mp)
 		return;
 	}
 #define LD(f) __atomic_load_n(&ep->cnt.f, __ATOMIC_RELAXED)
-	st.tx_msgs = LD(tx_msgs);
-	st.tx_bytes = LD(tx_bytes);
+	st.tx_msgs = LD(tx_msgs) + LD(tx_own_msgs);
+	st.tx_bytes = LD(tx_bytes) + LD(tx_own_bytes);
 	st.tx_sent = LD(tx_sent);
 	st.tx_calls = LD(tx_calls);
 	st.tx_drops = LD(tx_drops);

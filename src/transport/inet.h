@@ -109,9 +109,15 @@ struct inet_proto {
  * sending and the receiving side each have cache lines of their own (a
  * shared line made every count a cross-CPU miss). */
 struct inet_counts {
-	_Alignas(64) uint64_t tx_msgs;	/* messages accepted from above */
+	/* messages accepted from above: counted by the writing thread with
+	 * plain stores when it is tx_owner (the first thread that wrote:
+	 * usually the only one), else with atomic adds; the sum of both */
+	_Alignas(64) struct strthread *_Atomic tx_owner;	/* set once */
+	uint64_t tx_own_msgs;		/* tx_owner writes; atomic */
+	uint64_t tx_own_bytes;
+	uint64_t tx_msgs;		/* others; atomic */
 	uint64_t tx_bytes;
-	uint64_t tx_sent;		/* messages the kernel took */
+	_Alignas(64) uint64_t tx_sent;	/* messages the kernel took */
 	uint64_t tx_calls;		/* socket calls that sent */
 	uint64_t tx_drops;		/* messages dropped (errors) */
 	_Alignas(64) uint64_t rx_msgs;	/* messages sent up */
@@ -171,6 +177,32 @@ static inline void inet_unlock(struct inet_ep *ep)
 
 #define INET_COUNT(ep, field, n) \
 	__atomic_add_fetch(&(ep)->cnt.field, (n), __ATOMIC_RELAXED)
+
+/* A message of len bytes accepted from above (see struct inet_counts):
+ * no locked instruction for the endpoint's usual writer. */
+static inline void inet_count_tx(struct inet_ep *ep, uint64_t len)
+{
+	struct inet_counts *c = &ep->cnt;
+	struct strthread *t = str_self();
+	struct strthread *o = atomic_load_explicit(&c->tx_owner,
+						   memory_order_relaxed);
+
+	if (unlikely(o == NULL)) {
+		atomic_compare_exchange_strong(&c->tx_owner, &o, t);
+		o = atomic_load_explicit(&c->tx_owner, memory_order_relaxed);
+	}
+	if (likely(o == t)) {
+		__atomic_store_n(&c->tx_own_msgs, __atomic_load_n(
+			&c->tx_own_msgs, __ATOMIC_RELAXED) + 1,
+			__ATOMIC_RELAXED);
+		__atomic_store_n(&c->tx_own_bytes, __atomic_load_n(
+			&c->tx_own_bytes, __ATOMIC_RELAXED) + len,
+			__ATOMIC_RELAXED);
+	} else {
+		INET_COUNT(ep, tx_msgs, 1);
+		INET_COUNT(ep, tx_bytes, len);
+	}
+}
 
 /* ---- the common part (inet.c) ---- */
 

@@ -616,8 +616,7 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 		uderror_req(ep, mp, err);
 		return;
 	}
-	INET_COUNT(ep, tx_msgs, 1);
-	INET_COUNT(ep, tx_bytes, len);
+	inet_count_tx(ep, len);
 	memcpy(&r, mp->b_rptr, sizeof(r));
 	if (r.OPT_length > 0) {
 		/* options stick to the socket: what is queued goes first */

@@ -856,8 +856,7 @@ static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 		tpi_fatal(ep->wq, mp, EPROTO);
 		return;
 	}
-	INET_COUNT(ep, tx_msgs, 1);
-	INET_COUNT(ep, tx_bytes, dlen);
+	inet_count_tx(ep, dlen);
 	if (dlen == 0) {
 		/* nothing goes on a byte stream */
 		inet_unlock(ep);
