@@ -5,6 +5,21 @@
  * The fast paths are inline in strsubr.h (one CAS to lock, one exchange to
  * unlock).  The slow path spins briefly, since critical sections are a few
  * dozen instructions, then sleeps on the futex.
+ *
+ * A biased lock (struct strblock) wraps a strlock for data that one thread
+ * nearly always takes alone (the stream head's reader lock).  After a
+ * thread has taken it STRBLOCK_FIRST times in a row it gets the bias: it
+ * then takes the lock by announcing itself in its own t_bheld and
+ * checking that the bias is still its own, lets go with a plain store,
+ * and no locked instruction is executed.  Any other thread takes the
+ * strlock, clears the bias, makes every thread of the process execute a
+ * full barrier (membarrier(2), as rcu.c does) and waits while the old
+ * holder's t_bheld names the lock: either the holder saw the bias gone
+ * and took the slow path, or it is inside and will leave.  Each
+ * revocation doubles the takings in a row that earn a new bias, so locks
+ * that threads share stop being biased at all.  Without membarrier (and
+ * under ThreadSanitizer) the fast path uses sequentially consistent
+ * accesses instead of the barrier: correct, just not free.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

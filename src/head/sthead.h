@@ -44,8 +44,9 @@
  * Locks, outer to inner: the link lock (every I_LINK/I_UNLINK and a last
  * close), a stream's plumbing lock (sth_plumb_lock: the pipe pair lock,
  * then the executive's sd_plumb: push, pop, close), sh_ioclock (one ioctl
- * at a time), sh_rlock (one reader at a time), sh_lock (head state), then
- * queue locks.  Descriptor table: sth_fd_lock, taken alone.
+ * at a time), sh_rlock (one reader at a time; biased to the thread that
+ * usually reads, lock.c), sh_lock (head state), then queue locks.
+ * Descriptor table: sth_fd_lock, taken alone.
  */
 #ifndef STREAMS_STHEAD_H
 #define STREAMS_STHEAD_H
