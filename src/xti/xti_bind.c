@@ -126,8 +126,8 @@ int t_bind(int fd, const struct t_bind *req, struct t_bind *ret)
 		addr.len = rt.addr.maxlen + 1UL;	/* more than fits */
 	}
 	pthread_mutex_lock(&ep->ep_lock);
-	ep->ep_state = xti_next_state(EV_BIND, ep->ep_state) >= 0 ?
-		       T_IDLE : ep->ep_state;
+	if (xti_ev_ok(EV_BIND, ep->ep_state))
+		xti_set_state(ep, T_IDLE);
 	ep->ep_qlen = qlen;
 	pthread_mutex_unlock(&ep->ep_lock);
 	if (ret == NULL) {
@@ -168,7 +168,7 @@ int t_unbind(int fd)
 		goto out;
 	}
 	pthread_mutex_lock(&ep->ep_lock);
-	ep->ep_state = T_UNBND;
+	xti_set_state(ep, T_UNBND);
 	ep->ep_qlen = 0;
 	__atomic_store_n(&ep->ep_ucont, false, __ATOMIC_RELAXED);
 	xti_seq_clear(ep);

@@ -143,7 +143,7 @@ static void incon_refresh(struct xti_ep *ep)
 	pthread_mutex_lock(&ep->ep_lock);
 	if (sa.tsa_info.CURRENT_state == TS_WRES_CIND &&
 	    ep->ep_state == T_IDLE) {
-		ep->ep_state = T_INCON;
+		xti_set_state(ep, T_INCON);
 		ep->ep_ocnt = ep->ep_nseq + 1;
 	} else {
 		ep->ep_sequnk = false;
@@ -182,7 +182,7 @@ static int conn_con(struct xti_ep *ep, struct t_call *ucall,
 		goto out;
 	}
 	pthread_mutex_lock(&ep->ep_lock);
-	ep->ep_state = T_DATAXFER;
+	xti_set_state(ep, T_DATAXFER);
 	xti_conn_reset(ep);
 	pthread_mutex_unlock(&ep->ep_lock);
 	if (ucall == NULL) {
@@ -255,7 +255,7 @@ int t_connect(int fd, const struct t_call *sndcall, struct t_call *rcvcall)
 		/* (before the request ends: a reader that handed the ack
 		 * over looks at the state then) */
 		pthread_mutex_lock(&ep->ep_lock);
-		ep->ep_state = T_OUTCON;	/* connect2, until confirmed */
+		xti_set_state(ep, T_OUTCON);	/* connect2, until confirmed */
 		pthread_mutex_unlock(&ep->ep_lock);
 	}
 	xti_req_end(ep);
@@ -312,7 +312,7 @@ static int conn_ind(struct xti_ep *ep, struct t_call *uc,
 	pthread_mutex_lock(&ep->ep_lock);
 	err = xti_seq_add(ep, dc.seq);
 	if (err == 0)
-		ep->ep_state = T_INCON;
+		xti_set_state(ep, T_INCON);
 	pthread_mutex_unlock(&ep->ep_lock);
 	if (err != 0)
 		return xti_syserr(err);
@@ -524,15 +524,15 @@ int t_accept(int fd, int resfd, const struct t_call *call)
 		pthread_mutex_lock(&ep->ep_lock);
 		xti_seq_del(ep, c.sequence);
 		if (res == NULL)
-			ep->ep_state = xti_next_state(EV_ACCEPT1, T_INCON);
+			xti_set_state(ep, xti_next_state(EV_ACCEPT1, T_INCON));
 		else
-			ep->ep_state = ep->ep_ocnt > 0 ? T_INCON : T_IDLE;
+			xti_set_state(ep, ep->ep_ocnt > 0 ? T_INCON : T_IDLE);
 		if (res == NULL)
 			xti_conn_reset(ep);
 		pthread_mutex_unlock(&ep->ep_lock);
 		if (res != NULL) {
 			pthread_mutex_lock(&res->ep_lock);
-			res->ep_state = T_DATAXFER;	/* pass_conn */
+			xti_set_state(res, T_DATAXFER);	/* pass_conn */
 			xti_conn_reset(res);
 			pthread_mutex_unlock(&res->ep_lock);
 		}
@@ -592,9 +592,9 @@ int t_snddis(int fd, const struct t_call *call)
 		pthread_mutex_lock(&ep->ep_lock);
 		if (st == T_INCON) {
 			xti_seq_del(ep, c.sequence);
-			ep->ep_state = ep->ep_ocnt > 0 ? T_INCON : T_IDLE;
+			xti_set_state(ep, ep->ep_ocnt > 0 ? T_INCON : T_IDLE);
 		} else {
-			ep->ep_state = T_IDLE;
+			xti_set_state(ep, T_IDLE);
 			xti_conn_reset(ep);
 		}
 		pthread_mutex_unlock(&ep->ep_lock);

@@ -22,10 +22,11 @@
  * of a normal TSDU (band 1 is ahead at the head).  A T_DISCON_IND or
  * T_ORDREL_IND met instead is held: TLOOK.
  *
- * t_snd and t_rcv take ep_lock once when nothing is held (xti_impl.h):
- * the checks, the sizes and TSDU count, the held list and (receiving)
- * the read turn in one hold; ep_cont is atomic, and ep_sndacc is
- * written only when it changes.
+ * t_snd and t_rcv take no lock when nothing is held and no ack waiter
+ * reads (xti_impl.h): the checks, the sizes and TSDU count and the held
+ * list are atomic loads, the read turn one atomic increment; ep_cont is
+ * atomic, and ep_sndacc is written (under the lock) only when it
+ * changes.
  */
 #include <errno.h>
 #include <limits.h>
@@ -216,10 +217,7 @@ static int rcv_held(struct xti_ep *ep, struct xti_msg *m, char *buf,
 	if (m->m_doff < m->m_dlen) {
 		/* put it back in front */
 		pthread_mutex_lock(&ep->ep_lock);
-		m->m_next = ep->ep_held;
-		ep->ep_held = m;
-		if (m->m_next == NULL)
-			ep->ep_heldtail = &m->m_next;
+		xti_held_front(ep, m);
 		pthread_mutex_unlock(&ep->ep_lock);
 	} else {
 		xti_msg_free(m);
@@ -265,8 +263,7 @@ static int rcv_common(int fd, char *buf, unsigned int nbytes, int *flagsp)
 	ep = xti_begin_rd(fd, NEED_CONN, EV_RCV);
 	if (ep == NULL)
 		return -1;
-	held = ep->ep_held != NULL;
-	pthread_mutex_unlock(&ep->ep_lock);
+	held = xti_held_any(ep);
 	if (xti_uout(flagsp, &fl, sizeof(fl)) != 0) {
 		xti_rd_quit(ep);
 		xti_put_cached(ep);

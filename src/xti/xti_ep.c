@@ -248,7 +248,7 @@ void xti_put(struct xti_ep *ep)
 static void ep_reset(struct xti_ep *ep, int fd)
 {
 	ep->ep_fd = fd;
-	ep->ep_state = T_UNBND;
+	xti_set_state(ep, T_UNBND);
 	memset(&ep->ep_info, 0, sizeof(ep->ep_info));
 	ep->ep_qlen = 0;
 	ep->ep_ocnt = 0;
@@ -257,7 +257,7 @@ static void ep_reset(struct xti_ep *ep, int fd)
 	ep->ep_nseq = 0;
 	ep->ep_sequnk = false;
 	ep->ep_flags = 0;
-	ep->ep_held = NULL;
+	__atomic_store_n(&ep->ep_held, NULL, __ATOMIC_RELAXED);
 	ep->ep_heldtail = &ep->ep_held;
 	for (int i = 0; i < 2; i++) {
 		__atomic_store_n(&ep->ep_cont[i], -1, __ATOMIC_RELAXED);
@@ -265,7 +265,7 @@ static void ep_reset(struct xti_ep *ep, int fd)
 	}
 	__atomic_store_n(&ep->ep_ucont, false, __ATOMIC_RELAXED);
 	__atomic_store_n(&ep->ep_rd_active, 0, __ATOMIC_SEQ_CST);
-	ep->ep_ack_reading = false;
+	__atomic_store_n(&ep->ep_ack_reading, false, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&ep->ep_req_busy, false, __ATOMIC_SEQ_CST);
 	ep->ep_ack_have = false;
 	ep->ep_acklen = 0;
@@ -349,7 +349,9 @@ void xti_fd_closed(int fd)
 	xti_put(ep);
 }
 
-/* ---- held messages (ep_lock held) ---- */
+/* ---- held messages (ep_lock held) ----
+ * ep_held (and every m_next on the list) is stored atomically: the data
+ * calls look whether anything is held without the lock (xti_held_any). */
 
 void xti_msg_free(struct xti_msg *m)
 {
@@ -363,8 +365,16 @@ void xti_msg_free(struct xti_msg *m)
 void xti_held_push(struct xti_ep *ep, struct xti_msg *m)
 {
 	m->m_next = NULL;
-	*ep->ep_heldtail = m;
+	__atomic_store_n(ep->ep_heldtail, m, __ATOMIC_RELAXED);
 	ep->ep_heldtail = &m->m_next;
+}
+
+void xti_held_front(struct xti_ep *ep, struct xti_msg *m)
+{
+	m->m_next = ep->ep_held;
+	__atomic_store_n(&ep->ep_held, m, __ATOMIC_RELAXED);
+	if (m->m_next == NULL)
+		ep->ep_heldtail = &m->m_next;
 }
 
 struct xti_msg *xti_held_pop(struct xti_ep *ep)
@@ -373,7 +383,7 @@ struct xti_msg *xti_held_pop(struct xti_ep *ep)
 
 	if (m == NULL)
 		return NULL;
-	ep->ep_held = m->m_next;
+	__atomic_store_n(&ep->ep_held, m->m_next, __ATOMIC_RELAXED);
 	if (ep->ep_held == NULL)
 		ep->ep_heldtail = &ep->ep_held;
 	m->m_next = NULL;
@@ -388,7 +398,7 @@ struct xti_msg *xti_held_take(struct xti_ep *ep, t_scalar_t prim)
 	for (pp = &ep->ep_held; (m = *pp) != NULL; pp = &m->m_next) {
 		if (m->m_prim != prim)
 			continue;
-		*pp = m->m_next;
+		__atomic_store_n(pp, m->m_next, __ATOMIC_RELAXED);
 		if (ep->ep_heldtail == &m->m_next)
 			ep->ep_heldtail = pp;
 		m->m_next = NULL;
@@ -411,7 +421,7 @@ void xti_held_flush(struct xti_ep *ep, bool keep_discon)
 			xti_msg_free(m);
 		}
 	}
-	ep->ep_held = keep;
+	__atomic_store_n(&ep->ep_held, keep, __ATOMIC_RELAXED);
 	ep->ep_heldtail = keep != NULL ? kt : &ep->ep_held;
 }
 

@@ -30,38 +30,54 @@
  * across a call that may sleep (getmsg, putmsg, ioctl, poll).  Threads
  * sleeping for an endpoint's state wait on ep_cv with ep_lock.
  *
- * The data calls (t_snd, t_rcv, t_sndudata, t_rcvudata) find their
- * endpoint through the thread's cache (xti_get_cached): each thread
- * keeps a reference to the last endpoint it used, so calls on the same
+ * The data calls (t_snd, t_rcv, t_sndudata, t_rcvudata) take no lock
+ * and no reference on their common path.  They find their endpoint
+ * through the thread's cache (xti_get_cached): each thread keeps a
+ * reference to the last endpoint it used, so calls on the same
  * descriptor take and drop none; a miss (another descriptor, or the
- * number now names another endpoint) swaps it (xti_ep.c).  They take
- * ep_lock once on their common path: xti_begin_snd (xti_begin_rd for a
- * reader, which takes its read turn in the same hold) checks the
- * service type and the state and copies what the call needs (sizes,
- * held events) in one hold.  What they
+ * number now names another endpoint) swaps it (xti_ep.c).  Their start
+ * (xti_begin_snd, xti_begin_rd) reads what it checks and what the call
+ * needs without ep_lock: the state and the provider's sizes (written
+ * under the lock with atomic stores: xti_set_state, xti_set_info) and
+ * whether anything is held (ep_held, stored atomically: xti_held_any).
+ * Only when something is held does a sender take the lock to see what;
+ * a reader with something held gives its turn back and looks under the
+ * lock.  A reader takes its read turn with one atomic increment of
+ * ep_rd_active (see below for the ack waiter), and goes the locked way
+ * when an ack waiter reads or the checks fail.  The state read may be
+ * one another thread is changing at that moment: the lock would give
+ * the same a moment later, and a reader that meets the ack of the
+ * request changing it checks again (the ev of its xti_rd).  What they
  * write after the stream call is written only when it changes, and the
  * fields they read then are atomic: ep_ucont and ep_cont (written with
  * atomic stores, read without the lock), ep_sndacc (atomic stores under
- * the lock; read without it only to see that it needs no change),
- * ep_rd_active (atomic: readers leave without the lock) and ep_req_busy
- * (atomic stores under the lock; a leaving reader reads it to know
- * whether a request's waiter may wait for it).
+ * the lock; read without it), ep_rd_active (atomic: readers enter and
+ * leave without the lock) and ep_req_busy (atomic stores under the
+ * lock; a leaving reader reads it to know whether a request's waiter
+ * may wait for it).
  *
  * Readers and acknowledgements.  Any thread reading the stream with
  * getmsg(0) (t_rcv, t_listen, ...) may take the T_OK_ACK another thread
- * waits for; it hands it over (ep_ack).  A thread waiting for an ack reads
- * with getmsg(RS_HIPRI) only while no other library thread reads the
- * stream (ep_rd_active == 0), and readers do not start while it does
- * (ep_ack_reading), so an ack is never left unread while its waiter
- * sleeps.  One acknowledged request is outstanding per endpoint at a time
- * (ep_req_busy): the stream head keeps only one high priority message.
+ * waits for; it hands it over (ep_ack).  A thread waiting for an ack
+ * reads with getmsg(RS_HIPRI) only while no other library thread reads
+ * the stream (ep_rd_active == 0), and readers do not start while it
+ * does (ep_ack_reading), so an ack is never left unread while its
+ * waiter sleeps.  Without a lock on the readers' side this is Dekker's
+ * exclusion: a reader increments ep_rd_active, then loads
+ * ep_ack_reading; the waiter (under ep_lock) sets ep_ack_reading, then
+ * loads ep_rd_active; all four sequentially consistent, so at least one
+ * sees the other and stands back (xti_io.c).  One acknowledged request
+ * is outstanding per endpoint at a time (ep_req_busy): the stream head
+ * keeps only one high priority message.
  *
  * Closing.  libstreams calls xti_fd_closed() (sth_set_closed_hook) before
  * a stream descriptor number is given back to the kernel, so an endpoint
  * never outlives its descriptor: a new endpoint that reuses the number
- * starts afresh.  A dup of an endpoint is not an endpoint until t_sync()
- * is called on it.  The library is per process: exec() does not carry
- * streams (they live in the process), so nothing survives it.
+ * starts afresh (a thread's cache that still holds the old one sees
+ * that the table names another and lets it go).  A dup of an endpoint
+ * is not an endpoint until t_sync() is called on it.  The library is
+ * per process: exec() does not carry streams (they live in the
+ * process), so nothing survives it.
  */
 #ifndef STREAMS_XTI_IMPL_H
 #define STREAMS_XTI_IMPL_H
@@ -122,15 +138,21 @@ struct xti_ep {
 	pthread_mutex_t ep_lock;	/* everything below */
 	pthread_cond_t ep_cv;		/* readers, ack waiters */
 
-	int ep_state;			/* T_UNBND .. T_INREL */
-	struct T_info_ack ep_info;	/* provider's sizes, last known */
+	int ep_state;			/* T_UNBND .. T_INREL (atomic stores
+					   under the lock: xti_set_state) */
+	struct T_info_ack ep_info;	/* provider's sizes, last known
+					   (each field stored atomically
+					   under the lock: xti_set_info) */
 	unsigned int ep_qlen;		/* qlen of the bind */
 	int ep_ocnt;			/* outstanding connection indications */
 	int *ep_seq;			/* their sequence numbers */
 	int ep_nseq, ep_seqcap;		/* known numbers; room */
 	bool ep_sequnk;			/* after t_sync: numbers unknown */
 	unsigned int ep_flags;		/* EPF_* */
-	struct xti_msg *ep_held;	/* taken, not yet delivered (FIFO) */
+	struct xti_msg *ep_held;	/* taken, not yet delivered (FIFO);
+					   stored atomically (and each
+					   m_next) so that xti_held_any
+					   needs no lock */
 	struct xti_msg **ep_heldtail;
 	int ep_cont[2];			/* atomic: rest of a T_DATA_IND (0)
 					   or T_EXDATA_IND (1) at the head:
@@ -141,14 +163,35 @@ struct xti_ep {
 					   (stored atomically) */
 
 	int ep_rd_active;		/* atomic: threads reading with
-					   getmsg(0) */
-	bool ep_ack_reading;		/* a thread reads with RS_HIPRI */
+					   getmsg(0), or entering (seq_cst,
+					   with ep_ack_reading) */
+	bool ep_ack_reading;		/* a thread reads with RS_HIPRI
+					   (seq_cst stores under the lock;
+					   entering readers load it) */
 	bool ep_req_busy;		/* an acknowledged request is out
 					   (stored atomically) */
 	bool ep_ack_have;		/* ep_ack holds an ack taken by a reader */
 	char ep_ack[64];
 	int ep_acklen;
 };
+
+/* ep_state and ep_info are written under ep_lock with atomic stores,
+ * so that the data calls' entries may read them without it
+ * (xti_begin_err, xti_info_load): a state or sizes some other thread is
+ * changing at that moment are read before or after the change, each
+ * field of ep_info on its own. */
+static inline void xti_set_state(struct xti_ep *ep, int st)
+{
+	__atomic_store_n(&ep->ep_state, st, __ATOMIC_RELAXED);
+}
+void xti_set_info(struct xti_ep *ep, const struct T_info_ack *ia);
+void xti_info_load(const struct xti_ep *ep, struct T_info_ack *ia);
+/* Is any message held?  (Without ep_lock: only a hint that the caller
+ * must look under the lock.) */
+static inline bool xti_held_any(const struct xti_ep *ep)
+{
+	return __atomic_load_n(&ep->ep_held, __ATOMIC_RELAXED) != NULL;
+}
 
 /* The service types a call needs (xti_begin). */
 #define NEED_ANY	0
@@ -164,10 +207,12 @@ struct xti_ep *xti_begin_locked(int fd, int need, int ev1, int ev2);
 /* The start of t_snd and t_sndudata (event ev): as xti_begin, the
  * endpoint through the thread's cache (xti_get_cached: release with
  * xti_put_cached), and what the send needs of it: the provider's sizes
- * in *ia, the first held event in mask in *held (0: none). */
+ * in *ia, the first held event in mask in *held (0: none).  ep_lock is
+ * taken only when something is held. */
 struct xti_ep *xti_begin_snd(int fd, int need, int ev, int mask,
 			     struct T_info_ack *ia, int *held);
-/* xti_begin's checks (ep_lock held): 0 or the t_errno to fail with. */
+/* xti_begin's checks (with or without ep_lock): 0 or the t_errno to
+ * fail with. */
 int xti_begin_err(const struct xti_ep *ep, int need, int ev1, int ev2);
 
 /* ---- the endpoint table (xti_ep.c) ---- */
@@ -191,6 +236,7 @@ void xti_init(void);
 
 /* held messages (ep_lock held) */
 void xti_held_push(struct xti_ep *ep, struct xti_msg *m);
+void xti_held_front(struct xti_ep *ep, struct xti_msg *m);	/* first */
 struct xti_msg *xti_held_pop(struct xti_ep *ep);
 struct xti_msg *xti_held_take(struct xti_ep *ep, t_scalar_t prim);
 void xti_held_flush(struct xti_ep *ep, bool keep_discon);
@@ -316,11 +362,12 @@ void xti_rd_free(struct xti_rd *r);
  * 0, or -1 with t_errno (TNODATA when non-blocking and nothing is there;
  * TSYSERR with EINTR, or the stream's error). */
 int xti_read(struct xti_ep *ep, struct xti_rd *r);
-/* xti_begin_locked for a reader of event ev: also takes the read turn
- * (after any ack waiter's read), ep_lock held on return; the endpoint
- * comes through the thread's cache (release with xti_put_cached).  The
- * caller then either reads with an xti_rd whose entered is set (and ev
- * is ev) or gives the turn back with xti_rd_quit. */
+/* xti_begin for a reader of event ev: also takes the read turn (after
+ * any ack waiter's read), without ep_lock when no ack waiter reads; the
+ * endpoint comes through the thread's cache (release with
+ * xti_put_cached).  The caller then either reads with an xti_rd whose
+ * entered is set (and ev is ev) or gives the turn back with
+ * xti_rd_quit. */
 struct xti_ep *xti_begin_rd(int fd, int need, int ev);
 void xti_rd_quit(struct xti_ep *ep);
 /* Read the rest of r's data (continuations) into a library buffer

@@ -263,8 +263,19 @@ static bool grow(char **buf, int *max, bool *own, int want, int limit)
  * reader of event ev (not -1) does not enter when the state no longer
  * allows it (another thread's call changed it since xti_begin).
  *
- * Readers enter with ep_lock held, so entering and an ack waiter's
- * start (ep_ack_reading set when ep_rd_active is 0) exclude each other.
+ * Entering and an ack waiter's start exclude each other as in Dekker's
+ * algorithm, each side storing its own flag before loading the other's
+ * (all four sequentially consistent): a reader increments ep_rd_active,
+ * then loads ep_ack_reading; the waiter, under ep_lock, sets
+ * ep_ack_reading, then loads ep_rd_active.  At least one of them sees
+ * the other.  A reader that sees ep_ack_reading set backs out (leaves
+ * as below) and enters the locked way: under ep_lock, waiting on ep_cv
+ * while ep_ack_reading is set.  A waiter that sees a reader in clears
+ * ep_ack_reading again, still under the lock, and sleeps until a
+ * reader leaves.  So the common entry (xti_begin_rd with no ack waiter
+ * reading) takes no lock, and an ack is never left unread while its
+ * waiter sleeps: whoever is in getmsg(0) takes it.
+ *
  * A reader that took no ack leaves without the lock: it decrements
  * ep_rd_active, then reads ep_req_busy (both sequentially consistent),
  * and only when a request is out takes the lock to wake its waiter.  A
@@ -332,6 +343,13 @@ struct xti_ep *xti_begin_rd(int fd, int need, int ev)
 
 	if (ep == NULL)
 		return NULL;
+	/* the common entry: no ack waiter reads, the checks pass */
+	__atomic_add_fetch(&ep->ep_rd_active, 1, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&ep->ep_ack_reading, __ATOMIC_SEQ_CST) &&
+	    xti_begin_err(ep, need, ev, -1) == 0)
+		return ep;
+	rd_leave(ep, NULL);
+	/* the locked one */
 	pthread_mutex_lock(&ep->ep_lock);
 	err = xti_begin_err(ep, need, ev, -1);
 	if (err == 0 && ep->ep_ack_reading) {
@@ -340,13 +358,14 @@ struct xti_ep *xti_begin_rd(int fd, int need, int ev)
 		rd_enter_locked(ep);
 		err = xti_begin_err(ep, need, ev, -1);
 	}
+	if (err == 0)
+		__atomic_add_fetch(&ep->ep_rd_active, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&ep->ep_lock);
 	if (err != 0) {
-		pthread_mutex_unlock(&ep->ep_lock);
 		xti_put_cached(ep);
 		xti_err(err);
 		return NULL;
 	}
-	__atomic_add_fetch(&ep->ep_rd_active, 1, __ATOMIC_SEQ_CST);
 	return ep;
 }
 
@@ -697,15 +716,26 @@ int xti_ack_wait(struct xti_ep *ep, t_scalar_t prim)
 			err = EBADF;
 			break;
 		}
-		if (__atomic_load_n(&ep->ep_rd_active, __ATOMIC_SEQ_CST) == 0 &&
-		    !ep->ep_ack_reading) {
-			ep->ep_ack_reading = true;
-			pthread_mutex_unlock(&ep->ep_lock);
-			err = ack_read(ep->ep_fd, buf, sizeof(buf), &len);
-			pthread_mutex_lock(&ep->ep_lock);
-			ep->ep_ack_reading = false;
-			pthread_cond_broadcast(&ep->ep_cv);
-			break;
+		/* (Dekker's with entering readers: see rd_enter_locked) */
+		if (!ep->ep_ack_reading) {
+			__atomic_store_n(&ep->ep_ack_reading, true,
+					 __ATOMIC_SEQ_CST);
+			if (__atomic_load_n(&ep->ep_rd_active,
+					    __ATOMIC_SEQ_CST) == 0) {
+				pthread_mutex_unlock(&ep->ep_lock);
+				err = ack_read(ep->ep_fd, buf, sizeof(buf),
+					       &len);
+				pthread_mutex_lock(&ep->ep_lock);
+				__atomic_store_n(&ep->ep_ack_reading, false,
+						 __ATOMIC_SEQ_CST);
+				pthread_cond_broadcast(&ep->ep_cv);
+				break;
+			}
+			/* a reader is in: it takes the ack, or leaves and
+			 * wakes us (readers that saw the flag back out and
+			 * wait for the lock) */
+			__atomic_store_n(&ep->ep_ack_reading, false,
+					 __ATOMIC_SEQ_CST);
 		}
 		pthread_cond_wait(&ep->ep_cv, &ep->ep_lock);
 	}

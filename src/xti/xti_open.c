@@ -60,8 +60,8 @@ static void ep_setup(struct xti_ep *ep, const struct T_info_ack *ia,
 		     int state, unsigned int qlen)
 {
 	pthread_mutex_lock(&ep->ep_lock);
-	ep->ep_info = *ia;
-	ep->ep_state = state;
+	xti_set_info(ep, ia);
+	xti_set_state(ep, state);
 	ep->ep_qlen = qlen;
 	if (state == T_INCON) {
 		ep->ep_sequnk = true;	/* some, numbers unknown */
@@ -169,7 +169,7 @@ int t_sync(int fd)
 		ep_setup(ep, &sa.tsa_info, state, sa.tsa_qlen);
 	} else {
 		pthread_mutex_lock(&ep->ep_lock);
-		ep->ep_info = sa.tsa_info;
+		xti_set_info(ep, &sa.tsa_info);
 		ep->ep_qlen = sa.tsa_qlen;
 		/* held messages are events the provider already counted:
 		 * the library's state is the right one then */
@@ -180,7 +180,7 @@ int t_sync(int fd)
 			} else if (state != T_INCON) {
 				xti_seq_clear(ep);
 			}
-			ep->ep_state = state;
+			xti_set_state(ep, state);
 		}
 		state = ep->ep_state;
 		pthread_mutex_unlock(&ep->ep_lock);
@@ -208,7 +208,7 @@ int t_getinfo(int fd, struct t_info *info)
 	r = xti_getinfo(fd, &ia);
 	if (r == 0) {
 		pthread_mutex_lock(&ep->ep_lock);
-		ep->ep_info = ia;
+		xti_set_info(ep, &ia);
 		pthread_mutex_unlock(&ep->ep_lock);
 		r = info_out(info, &ia);
 	}

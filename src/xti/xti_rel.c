@@ -118,9 +118,9 @@ int t_rcvdis(int fd, struct t_discon *discon)
 	pthread_mutex_lock(&ep->ep_lock);
 	if (ep->ep_state == T_INCON) {
 		xti_seq_del(ep, seq);	/* rcvdis2 / rcvdis3 */
-		ep->ep_state = ep->ep_ocnt > 0 ? T_INCON : T_IDLE;
+		xti_set_state(ep, ep->ep_ocnt > 0 ? T_INCON : T_IDLE);
 	} else {
-		ep->ep_state = T_IDLE;	/* rcvdis1 */
+		xti_set_state(ep, T_IDLE);	/* rcvdis1 */
 		xti_conn_reset(ep);
 	}
 	pthread_mutex_unlock(&ep->ep_lock);
@@ -136,8 +136,8 @@ out:
 static void rel_done(struct xti_ep *ep, int ev)
 {
 	pthread_mutex_lock(&ep->ep_lock);
-	ep->ep_state = xti_next_state(ev, ep->ep_state) >= 0 ?
-		       xti_next_state(ev, ep->ep_state) : ep->ep_state;
+	if (xti_ev_ok(ev, ep->ep_state))
+		xti_set_state(ep, xti_next_state(ev, ep->ep_state));
 	if (ep->ep_state == T_IDLE)
 		xti_conn_reset(ep);
 	pthread_mutex_unlock(&ep->ep_lock);

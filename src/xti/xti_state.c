@@ -63,9 +63,33 @@ int xti_next_state(int ev, int st)
 	return xti_table[ev][st] - 1;
 }
 
+/* ep_info field by field: a T_info_ack is t_scalar_t fields only. */
+#define INFO_N	(sizeof(struct T_info_ack) / sizeof(t_scalar_t))
+_Static_assert(sizeof(struct T_info_ack) == INFO_N * sizeof(t_scalar_t),
+	       "T_info_ack is t_scalar_t fields");
+
+void xti_set_info(struct xti_ep *ep, const struct T_info_ack *ia)
+{
+	t_scalar_t *d = (t_scalar_t *)&ep->ep_info;
+	const t_scalar_t *s = (const t_scalar_t *)ia;
+
+	for (size_t i = 0; i < INFO_N; i++)
+		__atomic_store_n(&d[i], s[i], __ATOMIC_RELAXED);
+}
+
+void xti_info_load(const struct xti_ep *ep, struct T_info_ack *ia)
+{
+	const t_scalar_t *s = (const t_scalar_t *)&ep->ep_info;
+	t_scalar_t *d = (t_scalar_t *)ia;
+
+	for (size_t i = 0; i < INFO_N; i++)
+		d[i] = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
+}
+
 int xti_begin_err(const struct xti_ep *ep, int need, int ev1, int ev2)
 {
-	int st = ep->ep_state, svc = ep->ep_info.SERV_type;
+	int st = __atomic_load_n(&ep->ep_state, __ATOMIC_RELAXED);
+	int svc = __atomic_load_n(&ep->ep_info.SERV_type, __ATOMIC_RELAXED);
 
 	if ((need == NEED_CONN && svc == T_CLTS) ||
 	    (need == NEED_CLTS && svc != T_CLTS) ||
@@ -75,6 +99,18 @@ int xti_begin_err(const struct xti_ep *ep, int need, int ev1, int ev2)
 	    (ev2 < 0 || !xti_ev_ok(ev2, st)))
 		return TOUTSTATE;
 	return 0;
+}
+
+/* A start that failed with t_errno err: the caller's reference to ep
+ * (cached: from xti_get_cached) goes; NULL. */
+static struct xti_ep *begin_fail(struct xti_ep *ep, int err, bool cached)
+{
+	if (cached)
+		xti_put_cached(ep);
+	else
+		xti_put(ep);
+	xti_err(err);
+	return NULL;
 }
 
 /* xti_begin_locked's checks on ep, referenced by the caller (cached:
@@ -92,12 +128,7 @@ static struct xti_ep *begin_checked(struct xti_ep *ep, int need, int ev1,
 	if (err == 0)
 		return ep;
 	pthread_mutex_unlock(&ep->ep_lock);
-	if (cached)
-		xti_put_cached(ep);
-	else
-		xti_put(ep);
-	xti_err(err);
-	return NULL;
+	return begin_fail(ep, err, cached);
 }
 
 struct xti_ep *xti_begin_locked(int fd, int need, int ev1, int ev2)
@@ -105,12 +136,27 @@ struct xti_ep *xti_begin_locked(int fd, int need, int ev1, int ev2)
 	return begin_checked(xti_get(fd), need, ev1, ev2, false);
 }
 
+/* Nothing held (the common case): the checks and the sizes are read
+ * without ep_lock (atomic loads of fields written under it with atomic
+ * stores), as the lock would give them a moment later.  A held message
+ * (a T_DISCON_IND, a T_UDERROR_IND) is looked at under the lock. */
 struct xti_ep *xti_begin_snd(int fd, int need, int ev, int mask,
 			     struct T_info_ack *ia, int *held)
 {
-	struct xti_ep *ep;
+	struct xti_ep *ep = xti_get_cached(fd);
+	int err;
 
-	ep = begin_checked(xti_get_cached(fd), need, ev, -1, true);
+	if (ep == NULL)
+		return NULL;
+	if (!xti_held_any(ep)) {
+		err = xti_begin_err(ep, need, ev, -1);
+		if (err != 0)
+			return begin_fail(ep, err, true);
+		xti_info_load(ep, ia);
+		*held = 0;
+		return ep;
+	}
+	ep = begin_checked(ep, need, ev, -1, true);
 	if (ep == NULL)
 		return NULL;
 	*ia = ep->ep_info;

@@ -12,9 +12,9 @@
  * dropped.  A T_UDERROR_IND met by t_rcvudata() is held (TLOOK) for
  * t_rcvuderr(), which never waits (TNOUDERR).
  *
- * t_sndudata and t_rcvudata take ep_lock once when nothing is held
- * (xti_impl.h): the checks, the sizes, the held list and (receiving)
- * the read turn in one hold.
+ * t_sndudata and t_rcvudata take no lock when nothing is held and no
+ * ack waiter reads (xti_impl.h): the checks, the sizes and the held
+ * list are atomic loads, the read turn one atomic increment.
  */
 #include <errno.h>
 #include <limits.h>
@@ -140,8 +140,7 @@ static int rcvudata(int fd, struct t_unitdata *uud, char *dbuf,
 	if (ep == NULL)
 		return -1;
 	/* a held message (a T_UDERROR_IND) means TLOOK */
-	held = ep->ep_held != NULL;
-	pthread_mutex_unlock(&ep->ep_lock);
+	held = xti_held_any(ep);
 	if (xti_uin(&ud, uud, sizeof(ud)) != 0 ||
 	    xti_uout(flagsp, &fl, sizeof(fl)) != 0) {
 		xti_rd_quit(ep);
