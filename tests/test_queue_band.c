@@ -292,6 +292,61 @@ static void test_run(queue_t *q)
 	CHECK_EQ(qsize(q), 0);
 }
 
+/* str_getq_n takes what that many getq calls would: high priority
+ * first, then bands, then band 0, with the counts; an empty queue marks
+ * QWANTR; below low water a writer that waited is back-enabled and the
+ * taking stops there. */
+static void test_getq_n(queue_t *q)
+{
+	mblk_t *v[8];
+	int n;
+
+	CHECK_EQ(putq(q, qt_msg(M_DATA, 0, 3, 1)), 1);
+	CHECK_EQ(putq(q, qt_msg(M_DATA, 2, 1, 2)), 1);
+	CHECK_EQ(putq(q, qt_msg(M_PCPROTO, 0, 1, 3)), 1);
+	CHECK_EQ(putq(q, qt_msg(M_PROTO, 0, 2, 4)), 1);
+	n = str_getq_n(q, v, 2);
+	CHECK_EQ(n, 2);
+	if (n == 2) {
+		CHECK_EQ(qt_tag(v[0]), 3);
+		CHECK_EQ(qt_tag(v[1]), 2);
+	}
+	CHECK_EQ(q->q_count, 5);
+	CHECK(!(q->q_flag & QWANTR));
+	for (int i = 0; i < n; i++)
+		freemsg(v[i]);
+	n = str_getq_n(q, v, 8);	/* the rest, then empty */
+	CHECK_EQ(n, 2);
+	if (n == 2) {
+		CHECK_EQ(qt_tag(v[0]), 1);
+		CHECK_EQ(qt_tag(v[1]), 4);
+	}
+	CHECK_EQ(q->q_count, 0);
+	CHECK(q->q_flag & QWANTR);
+	for (int i = 0; i < n; i++)
+		freemsg(v[i]);
+	CHECK_EQ(str_getq_n(q, v, 8), 0);
+	/* a full queue whose writer waits: taking stops once below low
+	 * water (the writer is back-enabled then) */
+	long hi = q->q_hiwat, lo = q->q_lowat;
+	q->q_hiwat = 4;
+	q->q_lowat = 2;
+	for (int i = 0; i < 6; i++)
+		CHECK_EQ(putq(q, qt_msg(M_DATA, 0, 1, 10 + i)), 1);
+	CHECK(q->q_flag & QFULL);
+	CHECK_EQ(canput(q), 0);		/* QWANTW */
+	n = str_getq_n(q, v, 8);
+	CHECK_EQ(n, 5);			/* 6 -> 1: under low water at 1 */
+	CHECK(!(q->q_flag & (QFULL | QWANTW)));
+	for (int i = 0; i < n; i++) {
+		CHECK_EQ(qt_tag(v[i]), 10 + i);
+		freemsg(v[i]);
+	}
+	EXPECT(q, 15);
+	q->q_hiwat = hi;
+	q->q_lowat = lo;
+}
+
 static void free_rtn_noop(char *arg)
 {
 	(void)arg;
@@ -397,6 +452,7 @@ int main(void)
 	test_rmvq(WR(rq));
 	test_flush(WR(rq));
 	test_run(WR(rq));
+	test_getq_n(WR(rq));
 	test_append(WR(rq));
 	qt_free(rq);
 	rq2 = qt_pair(true, &c);	/* no bands yet */

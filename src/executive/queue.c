@@ -605,6 +605,33 @@ no:
 	return false;
 }
 
+int str_getq_n(queue_t *q, mblk_t **v, int max)
+{
+	mblk_t *mp;
+	int n = 0, be = 0;
+
+	qlock(q);
+	while (n < max && be == 0) {
+		mp = q->q_first;
+		if (mp == NULL) {
+			/* as the getq that finds it empty */
+			qf_set(q, QWANTR);
+			if (q->q_flag & QWANTW) {
+				qf_clr(q, QWANTW | QFULL);
+				be = 1;
+			}
+			break;
+		}
+		if (q->q_flag & QWANTR)
+			qf_clr(q, QWANTR);
+		be = q_unlink(q, mp);
+		v[n++] = mp;
+	}
+	qunlock(q);
+	backenable_result(q, be);
+	return n;
+}
+
 void str_putq_run(queue_t *q, mblk_t *first, int n)
 {
 	bool sched = false;

@@ -506,6 +506,10 @@ mblk_t *str_getq_run(queue_t *q, int *nmsgs);
  * block) appended to q's last message when that is a lone band-0 M_DATA
  * block of its own with room; true if done (free mp), else putq it. */
 bool str_putq_append(queue_t *q, const mblk_t *mp);
+/* Up to max messages from the front of q in one lock hold, as that many
+ * getq calls would take them (stopping after one that back-enables, or
+ * at an empty queue, marked QWANTR as getq does); how many (queue.c). */
+int str_getq_n(queue_t *q, mblk_t **v, int max);
 /* putq of a run of band-0, not high priority messages linked by b_next
  * (n of them), in one lock hold (queue.c) */
 void str_putq_run(queue_t *q, mblk_t *first, int n);

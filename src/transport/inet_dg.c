@@ -364,10 +364,10 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 	int sent;
 
 	*more = false;
-	while (nmsg < BATCH && (msgs[nmsg] = getq(ep->wq)) != NULL) {
-		sizes[nmsg] = tpi_datalen(msgs[nmsg]);
-		nmsg++;
-	}
+	for (int k; nmsg < BATCH &&
+		    (k = str_getq_n(ep->wq, msgs + nmsg, BATCH - nmsg)) > 0;)
+		for (; k > 0; k--, nmsg++)
+			sizes[nmsg] = tpi_datalen(msgs[nmsg]);
 	if (nmsg == 0)
 		return true;
 	*more = nmsg == BATCH;
