@@ -224,7 +224,12 @@ struct tcp_pp {
 					   and POLLIN armed, not reported yet:
 					   a look (KEV_LOOK) has nothing to
 					   read */
-	unsigned nq;			/* atomic: queued since last flush */
+	unsigned nq;			/* writes queued since the last flush:
+					   added to under inet_lock, zeroed by
+					   the flusher (wlock) without it, so
+					   only a hint (a lost add or zeroing
+					   moves a flush by one write); atomic
+					   loads and stores */
 	uint64_t last_tx;		/* atomic: time of the last send */
 	uint64_t last_rx;		/* atomic: rx_msgs at the last send */
 	bool stale;			/* ep->lock: the socket belongs to a
@@ -881,7 +886,7 @@ static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 		direct = strtrylock(&pp->wlock);
 	if (!direct) {
 		queue_msg(ep, m);
-		__atomic_add_fetch(&pp->nq, 1, __ATOMIC_RELAXED);
+		STORE(pp->nq, LOAD(pp->nq) + 1);	/* (no lock xadd) */
 		if (ep->pr->fast && more) {
 			/* gathered until the sequence ends, or the timeout */
 			pp->more_held = true;
