@@ -245,17 +245,19 @@ void xti_put(struct xti_ep *ep)
 }
 
 /* Fields of a fresh endpoint (not yet visible to anyone else). */
-static void ep_reset(struct xti_ep *ep, int fd)
+static void ep_reset(struct xti_ep *ep, int fd, const struct T_info_ack *ia,
+		     int state, unsigned int qlen)
 {
 	ep->ep_fd = fd;
-	xti_set_state(ep, T_UNBND);
-	memset(&ep->ep_info, 0, sizeof(ep->ep_info));
-	ep->ep_qlen = 0;
-	ep->ep_ocnt = 0;
+	xti_set_state(ep, state);
+	xti_set_info(ep, ia);
+	ep->ep_qlen = qlen;
+	/* in T_INCON: some indications outstanding, numbers unknown */
+	ep->ep_ocnt = state == T_INCON ? 1 : 0;
 	ep->ep_seq = NULL;
 	ep->ep_seqcap = 0;
 	ep->ep_nseq = 0;
-	ep->ep_sequnk = false;
+	ep->ep_sequnk = state == T_INCON;
 	ep->ep_flags = 0;
 	__atomic_store_n(&ep->ep_held, NULL, __ATOMIC_RELAXED);
 	ep->ep_heldtail = &ep->ep_held;
@@ -271,7 +273,8 @@ static void ep_reset(struct xti_ep *ep, int fd)
 	ep->ep_acklen = 0;
 }
 
-struct xti_ep *xti_ep_new(int fd)
+struct xti_ep *xti_ep_new(int fd, const struct T_info_ack *ia, int state,
+			  unsigned int qlen)
 {
 	struct xti_ep *ep, *old;
 
@@ -291,7 +294,7 @@ struct xti_ep *xti_ep_new(int fd)
 		pthread_cond_init(&ep->ep_cv, NULL);
 	}
 	pthread_mutex_lock(&ep->ep_lock);
-	ep_reset(ep, fd);
+	ep_reset(ep, fd, ia, state, qlen);
 	pthread_mutex_unlock(&ep->ep_lock);
 	__atomic_store_n(&ep->ep_refs, 2, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&xti_tab_lock);

@@ -225,9 +225,13 @@ void xti_put(struct xti_ep *ep);
  * the endpoint with xti_put_cached, not xti_put. */
 struct xti_ep *xti_get_cached(int fd);
 void xti_put_cached(struct xti_ep *ep);
-/* A fresh endpoint for fd (state T_UNBND), installed in the table in
- * place of any other; referenced once for the caller.  NULL: ENOMEM. */
-struct xti_ep *xti_ep_new(int fd);
+/* A fresh endpoint for fd with the provider's sizes ia, in state with
+ * qlen (in T_INCON: indications outstanding, their numbers unknown), set
+ * up before it is installed in the table in place of any other (a call
+ * racing with t_open on the number never sees it half made); referenced
+ * once for the caller.  NULL: ENOMEM. */
+struct xti_ep *xti_ep_new(int fd, const struct T_info_ack *ia, int state,
+			  unsigned int qlen);
 /* Take ep out of the table (t_close); drops the table's reference. */
 void xti_ep_remove(struct xti_ep *ep);
 /* Called by libstreams when fd stops naming a stream. */

@@ -55,21 +55,6 @@ static int info_out(struct t_info *uinfo, const struct T_info_ack *ia)
 	return xti_uout(uinfo, &ti, sizeof(ti)) != 0 ? xti_syserr(EFAULT) : 0;
 }
 
-/* Set up a new endpoint's fields (it is not shared yet). */
-static void ep_setup(struct xti_ep *ep, const struct T_info_ack *ia,
-		     int state, unsigned int qlen)
-{
-	pthread_mutex_lock(&ep->ep_lock);
-	xti_set_info(ep, ia);
-	xti_set_state(ep, state);
-	ep->ep_qlen = qlen;
-	if (state == T_INCON) {
-		ep->ep_sequnk = true;	/* some, numbers unknown */
-		ep->ep_ocnt = 1;
-	}
-	pthread_mutex_unlock(&ep->ep_lock);
-}
-
 static int open_fail(int fd, int terr, int e)
 {
 	close(fd);
@@ -118,10 +103,9 @@ int t_open(const char *name, int oflag, struct t_info *info)
 		if (state < 0)
 			return open_fail(fd, TSTATECHNG, 0);
 	}
-	ep = xti_ep_new(fd);
+	ep = xti_ep_new(fd, &ia, state, qlen);
 	if (ep == NULL)
 		return open_fail(fd, TSYSERR, ENOMEM);
-	ep_setup(ep, &ia, state, qlen);
 	if (info != NULL && info_out(info, &ia) != 0) {
 		xti_ep_remove(ep);
 		xti_put(ep);
@@ -163,10 +147,9 @@ int t_sync(int fd)
 		goto fail;
 	}
 	if (ep == NULL) {
-		ep = xti_ep_new(fd);
+		ep = xti_ep_new(fd, &sa.tsa_info, state, sa.tsa_qlen);
 		if (ep == NULL)
 			return xti_syserr(ENOMEM);
-		ep_setup(ep, &sa.tsa_info, state, sa.tsa_qlen);
 	} else {
 		pthread_mutex_lock(&ep->ep_lock);
 		xti_set_info(ep, &sa.tsa_info);
@@ -248,10 +231,9 @@ int _xti_attach(int fd, const struct T_info_ack *info, int state,
 
 	if (info == NULL || state < T_UNBND || state > T_INREL)
 		return xti_syserr(EINVAL);
-	ep = xti_ep_new(fd);
+	ep = xti_ep_new(fd, info, state, qlen);
 	if (ep == NULL)
 		return xti_syserr(ENOMEM);
-	ep_setup(ep, info, state, qlen);
 	xti_put(ep);
 	return 0;
 }
