@@ -20,9 +20,9 @@
  * unbound one TOUTSTATE; a bound one receives with its own address); the
  * closed endpoint is recycled when the thread moves on or exits; a
  * forked child sees the same.  Threads sending and receiving datagrams
- * on an endpoint while another thread closes it end with TBADF (or
- * TOUTSTATE when the number already names a new unbound endpoint), and
- * none succeeds once the number names that new endpoint.
+ * on an endpoint while another thread closes it: every call that starts
+ * after the close fails TBADF, none succeeds, and once the number names
+ * a new unbound endpoint they fail TOUTSTATE.
  */
 #include "ferry.h"
 
@@ -607,40 +607,69 @@ static void test_cache_fork(void)
 }
 
 /* Threads sending datagrams to their own endpoint and receiving them
- * while the main thread closes it, and in every other round opens an
- * unbound endpoint at once (which usually gets the same number). */
+ * while the main thread closes it.  A call in flight at the close fails
+ * as the stream says; every call that starts after t_close has returned
+ * fails TBADF, and none succeeds.  Once each thread has seen that, the
+ * main thread opens an unbound endpoint in every other round (it gets
+ * the same number): calls then fail TOUTSTATE, the new endpoint's. */
 #define RACE_THR	6
 #define RACE_ROUNDS	30
+
+struct race {
+	int closed;			/* atomic: t_close has returned */
+	int seen;			/* atomic: threads that failed since */
+	int reopened;			/* atomic: the new endpoint is made
+					   (or it is not made this round) */
+};
 
 struct racer {
 	int fd;
 	bool snd;
 	const char *name;
-	const int *reopened;		/* atomic: the number is reused */
-	int te;				/* the error that ended it */
-	int ok, late;			/* successes; after the reuse */
+	struct race *rs;
+	int ok, late;			/* successes; after the close */
+	int bad;			/* an error neither TBADF nor
+					   TOUTSTATE after the close */
+	int tout, badf;			/* TOUTSTATE before the reopening;
+					   after it, TBADF */
+	int touts;			/* TOUTSTATE after it */
 	pthread_t th;
 };
 
 static void *racer_main(void *arg)
 {
 	struct racer *rc = arg;
+	struct race *rs = rc->rs;
+	bool seen = false;
 
-	for (;;) {
-		int g = __atomic_load_n(rc->reopened, __ATOMIC_ACQUIRE);
+	for (int after = 0; after < 3;) {
+		int closed = __atomic_load_n(&rs->closed, __ATOMIC_ACQUIRE);
+		int re = __atomic_load_n(&rs->reopened, __ATOMIC_ACQUIRE);
 		int r = rc->snd ? dg_send(rc->fd, rc->name, "r")
 				: dg_recv(rc->fd, NULL, NULL);
+		int te = t_errno;
 
-		if (r == 0) {
-			rc->ok++;
-			rc->late += g;
-			continue;
+		if (!closed) {
+			rc->ok += r == 0;
+			continue;	/* TNODATA, TFLOW, in flight */
 		}
-		if (t_errno == TNODATA || t_errno == TFLOW)
-			continue;
-		rc->te = t_errno;
-		return NULL;
+		if (r == 0)
+			rc->late++;
+		else if (te != TBADF && te != TOUTSTATE)
+			rc->bad = te;
+		else if (!re)
+			rc->tout += te == TOUTSTATE;
+		else if (te == TOUTSTATE)
+			rc->touts++;
+		else
+			rc->badf++;
+		if (!seen) {
+			seen = true;
+			__atomic_add_fetch(&rs->seen, 1, __ATOMIC_ACQ_REL);
+		}
+		after += re;
 	}
+	return NULL;
 }
 
 static void test_cache_close_race(void)
@@ -650,32 +679,41 @@ static void test_cache_close_race(void)
 
 	for (int round = 0; round < RACE_ROUNDS; round++) {
 		struct racer rc[RACE_THR];
-		int reopened = 0, x, y = -1;
+		struct race rs = { 0, 0, 0 };
+		int x, y = -1;
 
 		snprintf(name, sizeof(name), "race-%d", round);
 		x = clts_bound(name);
 		for (int i = 0; i < RACE_THR; i++) {
-			rc[i] = (struct racer){ x, i % 2 == 0, name,
-						&reopened, 0, 0, 0, 0 };
+			rc[i] = (struct racer){ .fd = x, .snd = i % 2 == 0,
+						.name = name, .rs = &rs };
 			REQUIRE(pthread_create(&rc[i].th, NULL, racer_main,
 					       &rc[i]) == 0);
 		}
 		pause_ms(round % 4 * 5);
 		CHECK_RET(t_close(x), 0);
+		__atomic_store_n(&rs.closed, 1, __ATOMIC_RELEASE);
+		/* no call that began before the close is left */
+		for (int i = 0; i < 5000 && __atomic_load_n(&rs.seen,
+				__ATOMIC_ACQUIRE) < RACE_THR; i++)
+			pause_ms(1);
+		REQUIRE(__atomic_load_n(&rs.seen, __ATOMIC_ACQUIRE) ==
+			RACE_THR);
 		if (round % 2) {
 			y = t_open(CLTS, O_RDWR | O_NONBLOCK, NULL);
 			REQUIRE(y >= 0);
-			__atomic_store_n(&reopened, y == x, __ATOMIC_RELEASE);
 		}
+		__atomic_store_n(&rs.reopened, 1, __ATOMIC_RELEASE);
 		for (int i = 0; i < RACE_THR; i++) {
 			pthread_join(rc[i].th, NULL);
-			if (rc[i].te != TBADF &&
-			    !(rc[i].te == TOUTSTATE && y == x)) {
-				CHECK_EQ(rc[i].te, TBADF);
-				fprintf(stderr, "round %d thread %d: %s\n",
-					round, i, t_strerror(rc[i].te));
-			}
 			CHECK_EQ(rc[i].late, 0);
+			CHECK_EQ(rc[i].bad, 0);
+			if (y == x) {
+				CHECK_EQ(rc[i].badf, 0);
+			} else {
+				CHECK_EQ(rc[i].tout, 0);
+				CHECK_EQ(rc[i].touts, 0);
+			}
 			ok += rc[i].ok;
 		}
 		if (y >= 0)
