@@ -642,6 +642,10 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 			__atomic_store_n(&d->tx_last, str_now_ns(),
 					 __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&ep->tx_lock);
+		/* a flush that found tx_lock taken left its work to the
+		 * holder (flush_again): that is us */
+		if (__atomic_load_n(&d->flush_again, __ATOMIC_SEQ_CST))
+			flush(ep);
 		if (err == 0)
 			return;
 	}
