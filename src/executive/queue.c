@@ -632,12 +632,13 @@ int str_getq_n(queue_t *q, mblk_t **v, int max)
 	return n;
 }
 
-void str_putq_run(queue_t *q, mblk_t *first, int n)
+bool str_putq_run(queue_t *q, mblk_t *first, int n)
 {
-	bool sched = false;
+	bool sched = false, was_empty;
 	mblk_t *mp, *next;
 
 	qlock(q);
+	was_empty = q->q_first == NULL;
 	for (mp = first; n-- > 0 && mp != NULL; mp = next) {
 		next = mp->b_next;
 		list_insert_before(q, NULL, mp);
@@ -648,6 +649,7 @@ void str_putq_run(queue_t *q, mblk_t *first, int n)
 	qunlock(q);
 	if (sched)
 		strsched_enable(q);
+	return was_empty;
 }
 
 int putq(queue_t *q, mblk_t *mp)

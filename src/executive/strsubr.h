@@ -511,8 +511,8 @@ bool str_putq_append(queue_t *q, const mblk_t *mp);
  * at an empty queue, marked QWANTR as getq does); how many (queue.c). */
 int str_getq_n(queue_t *q, mblk_t **v, int max);
 /* putq of a run of band-0, not high priority messages linked by b_next
- * (n of them), in one lock hold (queue.c) */
-void str_putq_run(queue_t *q, mblk_t *first, int n);
+ * (n of them), in one lock hold; true if q was empty before (queue.c) */
+bool str_putq_run(queue_t *q, mblk_t *first, int n);
 
 /*
  * Deferred queueing (batch.c).  A thread that delivers many messages in a

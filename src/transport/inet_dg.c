@@ -604,6 +604,7 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 	struct dg *d = DG(ep);
 	struct T_unitdata_req r;
 	size_t len = 0;
+	bool was_empty = true;
 	int err;
 
 	if (!data_only(mp) ||
@@ -649,7 +650,9 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 		if (err == 0)
 			return;
 	}
-	if (!putq(ep->wq, mp)) {
+	if (mp->b_band == 0) {
+		was_empty = str_putq_run(ep->wq, mp, 1);
+	} else if (!putq(ep->wq, mp)) {
 		freemsg(mp);
 		return;
 	}
@@ -662,8 +665,11 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 	if (__atomic_load_n(&ep->wq->q_mblkcnt, __ATOMIC_RELAXED) >= 2 * BATCH ||
 	    __atomic_load_n(&ep->wq->q_count, __ATOMIC_RELAXED) >= GSO_BYTES)
 		flush(ep);
-	else {
-		/* (the queue before kicked: see kick_fire) */
+	else if (was_empty) {
+		/* (the queue before kicked: see kick_fire).  Behind others
+		 * there is nothing to do: whoever queued the first of them
+		 * made sure of a flush, which takes the queue up to an
+		 * empty one, ours with it. */
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		if (!__atomic_load_n(&d->kicked, __ATOMIC_SEQ_CST))
 			kick(ep);
