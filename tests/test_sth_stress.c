@@ -313,6 +313,77 @@ static void turns(void)
 	       (unsigned long long)(st1.bias_revokes - st0.bias_revokes));
 }
 
+/* ---- the biased lock itself (lock.c) ----
+ *
+ * A thread that earned the bias is inside on its fast path: another
+ * thread's trylock fails (and leaves it the bias), a third thread's lock
+ * waits until it leaves; a holder's own trylock fails, whichever way it
+ * holds the lock. */
+static struct strblock tb;
+static int tb_in, tb_go, tb_v_in, tb_overlap;	/* atomic */
+
+static void *tb_holder(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 64; i++) {
+		strblock_lock(&tb);
+		strblock_unlock(&tb);
+	}
+	strblock_lock(&tb);
+	__atomic_store_n(&tb_in, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&tb_go, __ATOMIC_SEQ_CST))
+		pause_ms(1);
+	__atomic_store_n(&tb_in, 0, __ATOMIC_SEQ_CST);
+	strblock_unlock(&tb);
+	return NULL;
+}
+
+static void *tb_taker(void *arg)
+{
+	(void)arg;
+	strblock_lock(&tb);
+	if (__atomic_load_n(&tb_in, __ATOMIC_SEQ_CST))
+		__atomic_store_n(&tb_overlap, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&tb_v_in, 1, __ATOMIC_SEQ_CST);
+	strblock_unlock(&tb);
+	return NULL;
+}
+
+static void test_biased_lock(void)
+{
+	pthread_t h, v;
+
+	REQUIRE(pthread_create(&h, NULL, tb_holder, NULL) == 0);
+	while (!__atomic_load_n(&tb_in, __ATOMIC_SEQ_CST))
+		pause_ms(1);
+	CHECK(atomic_load(&tb.b_bias) != NULL);		/* it was biased */
+	CHECK(!strblock_trylock(&tb));
+	CHECK(!strblock_trylock(&tb));			/* still not */
+	REQUIRE(pthread_create(&v, NULL, tb_taker, NULL) == 0);
+	pause_ms(50);
+	CHECK_EQ(__atomic_load_n(&tb_v_in, __ATOMIC_SEQ_CST), 0);
+	__atomic_store_n(&tb_go, 1, __ATOMIC_SEQ_CST);
+	pthread_join(h, NULL);
+	pthread_join(v, NULL);
+	CHECK_EQ(tb_v_in, 1);
+	CHECK_EQ(tb_overlap, 0);
+	/* the holder's own trylock fails: on the slow path, then (taking
+	 * it again and again) on the fast one */
+	int nested = 0;
+	for (int i = 0; i < 1 << 12; i++) {
+		strblock_lock(&tb);
+		if (strblock_trylock(&tb)) {
+			nested++;
+			strblock_unlock(&tb);
+		}
+		strblock_unlock(&tb);
+	}
+	CHECK_EQ(nested, 0);
+	CHECK(atomic_load(&tb.b_bias) == str_self());
+	CHECK(strblock_trylock(&tb));
+	strblock_unlock(&tb);
+}
+
 int main(void)
 {
 	/* sanitizers slow everything down several times */
@@ -320,6 +391,7 @@ int main(void)
 	nrec = 20000;
 #endif
 	th_mark();
+	test_biased_lock();
 	turns();
 	run(0, 0, 0);
 	run(4, 0, 0);

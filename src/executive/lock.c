@@ -89,7 +89,10 @@ void strunlock_slow(strlock_t *l)
 
 /* Take the bias from its holder o (b_lock held): after the barrier o
  * either sees b_bias changed or has announced itself in t_bheld, and is
- * then waited for. */
+ * then waited for -- or, for a trylock (!wait), given the bias back
+ * (it is inside: the lock is its, and a later taker must still revoke
+ * and wait).  The wait yields the CPU, then sleeps: the holder may be
+ * inside for long (a page fault on the reader's buffer, its spin). */
 static bool bias_revoke(struct strblock *b, struct strthread *o, bool wait)
 {
 	atomic_store_explicit(&b->b_bias, NULL, memory_order_seq_cst);
@@ -97,14 +100,23 @@ static bool bias_revoke(struct strblock *b, struct strthread *o, bool wait)
 	if (str_rcu_membarrier)
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 #endif
+	if (atomic_load_explicit(&o->t_bheld, memory_order_seq_cst) == b &&
+	    !wait) {
+		atomic_store_explicit(&b->b_bias, o, memory_order_release);
+		return false;
+	}
 	b->b_need = b->b_need < STRBLOCK_MAX / 2 ? b->b_need * 2 :
 		STRBLOCK_MAX;
 	b->b_run = 0;
 	STRSTAT(ST_BIAS_REVOKES);
-	while (atomic_load_explicit(&o->t_bheld, memory_order_seq_cst) == b) {
-		if (!wait)
-			return false;
-		sched_yield();
+	for (int i = 0; atomic_load_explicit(&o->t_bheld,
+					     memory_order_seq_cst) == b; i++) {
+		if (i < 64) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, 50000 };
+			nanosleep(&ts, NULL);
+		}
 	}
 	return true;
 }
@@ -135,6 +147,7 @@ void strblock_lock_slow(struct strblock *b, struct strthread *t)
 	if (o != NULL && o != t)
 		bias_revoke(b, o, true);
 	taken(b, t);
+	atomic_store_explicit(&b->b_owner, t, memory_order_relaxed);
 }
 
 bool strblock_trylock_slow(struct strblock *b, struct strthread *t)
@@ -145,10 +158,11 @@ bool strblock_trylock_slow(struct strblock *b, struct strthread *t)
 		return false;
 	o = atomic_load_explicit(&b->b_bias, memory_order_relaxed);
 	if (o != NULL && o != t && !bias_revoke(b, o, false)) {
-		/* its holder is inside: the bias is gone, the lock not ours */
+		/* its holder is inside: the lock is not ours */
 		strunlock(&b->b_lock);
 		return false;
 	}
 	taken(b, t);
+	atomic_store_explicit(&b->b_owner, t, memory_order_relaxed);
 	return true;
 }

@@ -211,12 +211,15 @@ struct strblock {
 						   take the fast path; set
 						   under b_lock, atomic */
 	strlock_t b_lock;		/* every other taking */
+	struct strthread *_Atomic b_owner;	/* who holds b_lock (NULL:
+						   nobody); its holder
+						   writes, atomic */
 	struct strthread *b_last;	/* last taker by b_lock; b_lock */
 	unsigned int b_run;		/* its takings in a row; b_lock */
 	unsigned int b_need;		/* takings in a row that earn the bias:
 					   doubles at each revocation; b_lock */
 };
-#define STRBLOCK_INIT { NULL, STRLOCK_INIT, NULL, 0, 0 }
+#define STRBLOCK_INIT { NULL, STRLOCK_INIT, NULL, NULL, 0, 0 }
 
 extern int str_rcu_membarrier;	/* membarrier(2) usable: cheap entries */
 
@@ -258,10 +261,14 @@ static inline void strblock_lock(struct strblock *b)
 		strblock_lock_slow(b, t);
 }
 
+/* Fails for a thread that holds b already, as a plain lock's would. */
 static inline bool strblock_trylock(struct strblock *b)
 {
 	struct strthread *t = str_self();
 
+	if (atomic_load_explicit(&t->t_bheld, memory_order_relaxed) == b ||
+	    atomic_load_explicit(&b->b_owner, memory_order_relaxed) == t)
+		return false;
 	return strblock_fast(b, t) || strblock_trylock_slow(b, t);
 }
 
@@ -269,10 +276,12 @@ static inline void strblock_unlock(struct strblock *b)
 {
 	struct strthread *t = str_self();
 
-	if (atomic_load_explicit(&t->t_bheld, memory_order_relaxed) == b)
+	if (atomic_load_explicit(&t->t_bheld, memory_order_relaxed) == b) {
 		atomic_store_explicit(&t->t_bheld, NULL, memory_order_release);
-	else
+	} else {
+		atomic_store_explicit(&b->b_owner, NULL, memory_order_relaxed);
 		strunlock(&b->b_lock);
+	}
 }
 
 /* ------------------------------------------------------------------ */

@@ -103,6 +103,19 @@ void strthread_atfork_child(void)
 			t->t_runq_head = t->t_runq_tail = NULL;
 			atomic_store_explicit(&t->t_rcu, 0,
 					      memory_order_relaxed);
+			/* a biased lock it held stays held, as a plain
+			 * lock would: what it protects may be half
+			 * changed */
+			struct strblock *b = atomic_load_explicit(
+				&t->t_bheld, memory_order_relaxed);
+			if (b != NULL) {
+				__atomic_store_n(&b->b_lock, 1,
+						 __ATOMIC_RELAXED);
+				atomic_store_explicit(&b->b_bias, NULL,
+						      memory_order_relaxed);
+				atomic_store_explicit(&b->b_owner, t,
+						      memory_order_relaxed);
+			}
 			atomic_store_explicit(&t->t_bheld, NULL,
 					      memory_order_relaxed);
 			t->t_depth = 0;
