@@ -438,6 +438,15 @@ static mblk_t *data_msg(const char *s)
 	return mp;
 }
 
+static void *flusher(void *arg)
+{
+	int fd = *(int *)arg;
+
+	if (ioctl(fd, I_FLUSH, FLUSHR) != 0)
+		*(int *)arg = -1;
+	return NULL;
+}
+
 static void test_batch(void)
 {
 	int fd = open_up(O_NONBLOCK), fd2;
@@ -510,6 +519,25 @@ static void test_batch(void)
 	CHECK_RET(read(fd2, buf, sizeof(buf)), 4);	/* RNORM: both */
 	CHECK_RET(memcmp(buf, "2a2b", 4), 0);
 	CHECK_RET(close(fd2), 0);
+	CHECK_RET(close(fd), 0);
+	/* a flush from another thread while a run waits in this one: the
+	 * run came before the flush and goes with it */
+	fd = open_up(O_NONBLOCK);
+	q = __atomic_load_n(&up_rq, __ATOMIC_ACQUIRE);
+	int arg = fd;
+	pthread_t ft;
+	t = str_enter();
+	str_batch_begin();
+	putnext(q, data_msg("before"));
+	REQUIRE(pthread_create(&ft, NULL, flusher, &arg) == 0);
+	pthread_join(ft, NULL);
+	putnext(q, data_msg("after"));
+	str_batch_end();
+	str_exit(t);
+	CHECK_EQ(arg, fd);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 5);
+	CHECK_RET(memcmp(buf, "after", 5), 0);
+	CHECK_RET(nread(fd, NULL), 0);
 	CHECK_RET(close(fd), 0);
 	/* a reader asleep is woken by the batch's end */
 	struct rd r = { 0 };

@@ -15,7 +15,11 @@
  * hangup, a high priority message).  Everything stays in the thread that
  * put it, inside one executive entry, so the queue cannot go away and no
  * lock is needed; the messages are visible to the reader a batch later,
- * never out of order.
+ * never out of order.  A run carries a key from its owner (the head: the
+ * count of read-side flushes when its messages came), and a message with
+ * another key starts a new run, so the owner can tell a run that a flush
+ * from another thread overtook while it waited (and drop it, as the
+ * flush would have).
  */
 #include "strsubr.h"
 
@@ -29,6 +33,7 @@ void str_batch_flush_slow(struct strthread *t)
 	queue_t *q = t->t_bq;
 	mblk_t *first = t->t_bfirst;
 	str_batch_fn fn = t->t_bfn;
+	unsigned key = t->t_bkey;
 	int n = t->t_bn;
 
 	t->t_bq = NULL;
@@ -36,7 +41,7 @@ void str_batch_flush_slow(struct strthread *t)
 	t->t_bn = 0;
 	t->t_bfn = NULL;
 	if (n != 0)
-		fn(q, first, n);
+		fn(q, first, n, key);
 }
 
 void str_batch_end(void)
@@ -47,18 +52,20 @@ void str_batch_end(void)
 		str_batch_flush_slow(t);
 }
 
-bool str_batch_add(queue_t *q, mblk_t *mp, str_batch_fn fn)
+bool str_batch_add(queue_t *q, mblk_t *mp, str_batch_fn fn, unsigned key)
 {
 	struct strthread *t = str_self_tls;
 
 	if (t == NULL || t->t_batch == 0)
 		return false;
-	if (t->t_bn != 0 && (t->t_bq != q || t->t_bfn != fn))
+	if (t->t_bn != 0 && (t->t_bq != q || t->t_bfn != fn ||
+			     t->t_bkey != key))
 		str_batch_flush_slow(t);
 	mp->b_next = NULL;
 	if (t->t_bn++ == 0) {
 		t->t_bq = q;
 		t->t_bfn = fn;
+		t->t_bkey = key;
 		t->t_bfirst = mp;
 	} else {
 		t->t_blast->b_next = mp;

@@ -167,7 +167,8 @@ struct strthread {
 	int t_bn;			/* messages held for t_bq */
 	struct queue *t_bq;		/* the queue they are for */
 	struct msgb *t_bfirst, *t_blast;	/* the run (b_next) */
-	void (*t_bfn)(struct queue *, struct msgb *, int);
+	void (*t_bfn)(struct queue *, struct msgb *, int, unsigned);
+	unsigned t_bkey;		/* the run's key */
 	int t_dead;			/* destructor ran */
 	int t_tid;			/* kernel thread id */
 };
@@ -533,11 +534,15 @@ bool str_putq_run(queue_t *q, mblk_t *first, int n);
  * str_batch_flush is called (before anything that must not overtake
  * it).  Runs only within an executive entry (the queue stays alive).
  */
-typedef void (*str_batch_fn)(queue_t *q, mblk_t *first, int n);
+typedef void (*str_batch_fn)(queue_t *q, mblk_t *first, int n,
+			     unsigned key);
 void str_batch_begin(void);
 void str_batch_end(void);
 void str_batch_flush_slow(struct strthread *t);
-bool str_batch_add(queue_t *q, mblk_t *mp, str_batch_fn fn);
+/* key: what the owner knows of its queue when mp comes (the head: its
+ * read-side flush count); a new key starts a new run, and fn gets the
+ * run's key (the head drops a run that a flush overtook) */
+bool str_batch_add(queue_t *q, mblk_t *mp, str_batch_fn fn, unsigned key);
 
 /* Messages held in this thread's batch go out first. */
 static inline void str_batch_flush(void)

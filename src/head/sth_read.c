@@ -237,13 +237,22 @@ static void raise_sig(struct sthead *sh, mblk_t *mp)
 }
 
 /* A batch's run of ordinary messages (batch.c): queued, and the readers
- * woken, once. */
-static void rput_run(queue_t *q, mblk_t *first, int n)
+ * woken, once.  key is sh_rflushgen when they came: a read-side flush
+ * since then would have discarded them. */
+static void rput_run(queue_t *q, mblk_t *first, int n, unsigned key)
 {
 	struct sthead *sh = q->q_ptr;
 	bool was_empty = __atomic_load_n(&q->q_first, __ATOMIC_RELAXED) ==
 			 NULL;
 
+	if (key != __atomic_load_n(&sh->sh_rflushgen, __ATOMIC_ACQUIRE)) {
+		for (mblk_t *next; n-- > 0 && first != NULL; first = next) {
+			next = first->b_next;
+			first->b_next = NULL;
+			freemsg(first);
+		}
+		return;
+	}
 	str_putq_run(q, first, n);
 	sth_wake_readers(sh);
 	sth_changed(sh);
@@ -260,7 +269,8 @@ int strrput(queue_t *q, mblk_t *mp)
 	/* in a batch (batch.c), ordinary band-0 data waits in the thread;
 	 * anything else first lets out what waits */
 	if ((type == M_DATA || type == M_PROTO) && mp->b_band == 0 &&
-	    str_batch_add(q, mp, rput_run))
+	    str_batch_add(q, mp, rput_run,
+			  __atomic_load_n(&sh->sh_rflushgen, __ATOMIC_ACQUIRE)))
 		return 0;
 	str_batch_flush();
 	switch (type) {
