@@ -61,6 +61,8 @@ extern char ucopy_begin[], ucopy_end[], ucopy_efault[];
 int ucopy_x86(void *dst, const void *src, size_t n);
 __asm__(
 	"	.text\n"
+	"	.globl ucopy_x86, ucopy_begin, ucopy_end, ucopy_efault\n"
+	"	.hidden ucopy_x86, ucopy_begin, ucopy_end, ucopy_efault\n"
 	"	.p2align 4\n"
 	"	.type ucopy_x86, @function\n"
 	"ucopy_x86:\n"
@@ -130,7 +132,8 @@ static void ucopy_fault(int sig, siginfo_t *si, void *ctx)
 
 #if UCOPY_ASM
 	greg_t *ip = &((ucontext_t *)ctx)->uc_mcontext.gregs[REG_RIP];
-	if (*ip >= (greg_t)(uintptr_t)ucopy_begin &&
+	/* (si_code > 0: raised by the fault, not sent with kill) */
+	if (si->si_code > 0 && *ip >= (greg_t)(uintptr_t)ucopy_begin &&
 	    *ip < (greg_t)(uintptr_t)ucopy_end) {
 		*ip = (greg_t)(uintptr_t)ucopy_efault;	/* the return of
 							   the handler goes
