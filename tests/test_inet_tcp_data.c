@@ -106,6 +106,10 @@ static void test_orderly(void)
 
 	REQUIRE(xt_pair(&c, &s) == 0);
 	CHECK_RET(t_snd(c, "hello", 5, 0), 5);
+	/* TCP carries no orderly-release data: the library refuses it and
+	 * the connection goes on (the provider does not say ORDRELDATA) */
+	CHECK_TERR(t_sndreldata(c, NULL), TNOTSUPPORT);
+	CHECK_STATE(c, T_DATAXFER);
 	CHECK_RET(t_sndrel(c), 0);
 	CHECK_STATE(c, T_OUTREL);
 	CHECK_RET(xt_rcv_all(s, buf, 5), 0);
