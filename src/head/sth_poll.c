@@ -126,9 +126,10 @@ static void mirror_rebuild(struct sthead *sh)
  * After fork() the child's descriptors name the parent's mirror sockets:
  * a shutdown() for a hangup, or a byte for readability, in one process
  * would show in the other.  The child (one thread, nothing else running)
- * gives each stream a fresh pair under the same numbers.  An epoll set
- * inherited from the parent still watches the old sockets: add stream
- * descriptors to epoll again in the child.
+ * gives each stream a fresh pair under the same numbers.  An epoll
+ * instance inherited from the parent is the parent's too and still
+ * watches the old sockets (changing it here would change it there): a
+ * child that waits on its streams makes its own epoll instance.
  */
 void sth_mirrors_atfork_child(void)
 {
