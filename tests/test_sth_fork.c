@@ -302,7 +302,8 @@ static void test_nonblock_eof(void)
 
 /* Each process's streams have their own mirror: what the child's poll()
  * shows the kernel about its copy of an end is not seen by an epoll set
- * watching the parent's copy. */
+ * watching the parent's copy, and an epoll instance the child makes
+ * sees the child's streams. */
 static void test_private_mirror(void)
 {
 	int fds[2], go[2], done[2], ep;
@@ -323,6 +324,13 @@ static void test_private_mirror(void)
 		close(done[0]);
 		bad += read(go[0], &b, 1) != 1;
 		bad += poll(&p, 1, 0) != 1;	/* its own copy of "z" */
+		int cep = epoll_create1(EPOLL_CLOEXEC);
+		struct epoll_event cev = { .events = EPOLLIN }, cout;
+		bad += cep < 0 ||
+		       epoll_ctl(cep, EPOLL_CTL_ADD, fds[0], &cev) != 0 ||
+		       epoll_wait(cep, &cout, 1, 1000) != 1 ||
+		       !(cout.events & EPOLLIN);
+		close(cep);
 		bad += write(done[1], "d", 1) != 1;
 		bad += read(go[0], &b, 1) != 1;
 		child_exit(bad);
