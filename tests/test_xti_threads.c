@@ -23,6 +23,17 @@
  * on an endpoint while another thread closes it: every call that starts
  * after the close fails TBADF, none succeeds, and once the number names
  * a new unbound endpoint they fail TOUTSTATE.
+ *
+ * The endpoint's usual reader (its owner, which enters and leaves the
+ * stream with plain stores, the ack waiter paying with membarrier):
+ * an owner that exits leaves nobody in, and a new thread takes over; in
+ * the child of a fork() made while the owner was inside a read nobody is
+ * in by it either.  An owner in a tight t_rcv loop while another thread
+ * does acknowledged requests (t_snddis, each refused with a T_ERROR_ACK
+ * read with getmsg) as fast as it can, then two readers taking turns
+ * (the ownership moves) and two at once: every request gets its ack
+ * (a lost ack or wake-up fails the test after OWN_SECS instead of
+ * hanging), no data message is lost or read twice.
  */
 #include "ferry.h"
 
@@ -722,6 +733,396 @@ static void test_cache_close_race(void)
 	CHECK(ok > 0);
 }
 
+/* ---- the usual reader (the owner) against ack waiters ---- */
+
+#define OWN_ROUNDS	4
+#define OWN_NDATA	2000
+#define OWN_SECS	30	/* a hang fails the test after this */
+
+struct own {
+	struct ferry *f;
+	int nreaders;		/* 1, or 2 taking turns, or 2 at once */
+	int turn_len;		/* messages per turn (taking turns) */
+	int turn;		/* atomic: whose turn (taking turns) */
+	unsigned char seen[OWN_NDATA];	/* atomic: times each value came */
+	int bad;		/* atomic */
+	int owned[2];		/* atomic: turns the reader ended as owner */
+	int done;		/* atomic: the readers have finished */
+	int reqs, acks;		/* requests answered; acks sent */
+	int req_bad;
+	struct fmsg dat, ack;	/* the provider's messages, made by the
+				   main thread (fm_* count checks) */
+};
+
+struct own_rd {
+	struct own *o;
+	int id;
+};
+
+/* The provider: T_DATA_INDs carrying 0 .. OWN_NDATA-1, in order. */
+static void *own_data_main(void *arg)
+{
+	struct own *o = arg;
+	struct fmsg m;
+
+	for (int i = 0; i < OWN_NDATA; i++) {
+		/* requests between every 100 messages: the readers do not
+		 * finish first */
+		if (i % 100 == 0) {
+			int r = __atomic_load_n(&o->reqs, __ATOMIC_ACQUIRE);
+			while (__atomic_load_n(&o->reqs, __ATOMIC_ACQUIRE) ==
+			       r && !__atomic_load_n(&o->done,
+						     __ATOMIC_ACQUIRE))
+				sched_yield();
+		}
+		m = o->dat;
+		memcpy(m.dat, &i, sizeof(i));
+		if (fm_write(o->f->pfd, &m) != 0) {
+			__atomic_add_fetch(&o->bad, 1, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* The provider: a T_ERROR_ACK (TSYSERR, EIO) for each T_DISCON_REQ, so
+ * the connection stays; until the requester has stopped and nothing
+ * comes for a while. */
+static void *own_ack_main(void *arg)
+{
+	struct own *o = arg;
+	struct fmsg m;
+
+	for (;;) {
+		if (fm_read(o->f->pfd, &m, 200) != 0) {
+			if (__atomic_load_n(&o->done, __ATOMIC_ACQUIRE) == 2)
+				break;
+			continue;
+		}
+		t_scalar_t prim = -1;
+		if (m.clen >= 4)
+			memcpy(&prim, m.ctl, sizeof(prim));
+		if (prim != T_DISCON_REQ) {
+			__atomic_add_fetch(&o->bad, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (fm_write(o->f->pfd, &o->ack) != 0)
+			__atomic_add_fetch(&o->bad, 1, __ATOMIC_RELAXED);
+		o->acks++;
+	}
+	return NULL;
+}
+
+/* Acknowledged requests on the endpoint while the readers read. */
+static void *own_req_main(void *arg)
+{
+	struct own *o = arg;
+
+	while (!__atomic_load_n(&o->done, __ATOMIC_ACQUIRE)) {
+		if (t_snddis(o->f->xfd, NULL) != -1 || t_errno != TSYSERR ||
+		    errno != EIO)
+			o->req_bad++;
+		__atomic_add_fetch(&o->reqs, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static bool own_is_owner(int fd)
+{
+	struct xti_ep *ep = xti_get(fd);
+	bool r;
+
+	if (ep == NULL)
+		return false;
+	r = xti_rt_tls != NULL &&
+	    __atomic_load_n(&ep->ep_rd_owner, __ATOMIC_RELAXED) == xti_rt_tls;
+	xti_put(ep);
+	return r;
+}
+
+/* One message (the endpoint is non-blocking: TNODATA is tried again). */
+static bool own_read1(struct own *o, int *v)
+{
+	int flags = -1, n;
+
+	*v = -1;
+	while ((n = t_rcv(o->f->xfd, v, sizeof(*v), &flags)) < 0 &&
+	       t_errno == TNODATA)
+		;
+	if (n != (int)sizeof(*v) || flags != 0 || *v < 0 || *v >= OWN_NDATA)
+		return false;
+	__atomic_add_fetch(&o->seen[*v], 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+static void *own_rd_main(void *arg)
+{
+	struct own_rd *r = arg;
+	struct own *o = r->o;
+	int v, next = 0, n = 0;
+
+	if (o->nreaders == 1 || o->turn_len == 0) {
+		/* alone (in order), or at once with the other */
+		int want = OWN_NDATA / o->nreaders;
+		for (int i = 0; i < want; i++) {
+			if (!own_read1(o, &v) ||
+			    (o->nreaders == 1 && v != i)) {
+				__atomic_add_fetch(&o->bad, 1,
+						   __ATOMIC_RELAXED);
+				break;
+			}
+		}
+		if (own_is_owner(o->f->xfd))
+			__atomic_add_fetch(&o->owned[r->id], 1,
+					   __ATOMIC_RELAXED);
+		return NULL;
+	}
+	/* taking turns: turn t reads [t * turn_len, (t + 1) * turn_len) */
+	for (;;) {
+		int t;
+		while ((t = __atomic_load_n(&o->turn, __ATOMIC_ACQUIRE)) %
+		       2 != r->id && t * o->turn_len < OWN_NDATA)
+			sched_yield();
+		if (t * o->turn_len >= OWN_NDATA)
+			break;
+		next = t * o->turn_len;
+		for (n = 0; n < o->turn_len && next < OWN_NDATA; n++, next++) {
+			if (!own_read1(o, &v) || v != next) {
+				__atomic_add_fetch(&o->bad, 1,
+						   __ATOMIC_RELAXED);
+				__atomic_store_n(&o->turn, OWN_NDATA,
+						 __ATOMIC_RELEASE);
+				return NULL;
+			}
+		}
+		if (own_is_owner(o->f->xfd))
+			__atomic_add_fetch(&o->owned[r->id], 1,
+					   __ATOMIC_RELAXED);
+		__atomic_store_n(&o->turn, t + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/* Join th within OWN_SECS, else the handshake lost an ack or a wake-up:
+ * fail now (the threads cannot be got back). */
+static void own_join(struct own *o, pthread_t th, const char *what,
+		     int round)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += OWN_SECS;
+	if (pthread_timedjoin_np(th, NULL, &ts) != 0) {
+		char cb[16];
+		struct strpeek sp;
+		t_scalar_t prim = -1;
+		int r;
+
+		memset(&sp, 0, sizeof(sp));
+		sp.ctlbuf.maxlen = sizeof(cb);
+		sp.ctlbuf.buf = cb;
+		r = ioctl(o->f->xfd, I_PEEK, &sp);
+		if (r == 1 && sp.ctlbuf.len >= 4)
+			memcpy(&prim, cb, sizeof(prim));
+		fprintf(stderr, "FAIL: %s:%d: %s of round %d still running "
+			"after %d s (a lost ack or wake-up); %d requests "
+			"answered, %d acks sent, %d message(s) at the head, "
+			"the first %d (flags %d)\n", __FILE__, __LINE__, what,
+			round, OWN_SECS, o->reqs, o->acks,
+			streams_head_queued(o->f->xfd), (int)prim, sp.flags);
+		fflush(stderr);
+		_exit(1);
+	}
+}
+
+static void own_round(int nreaders, int turn_len, int round)
+{
+	struct own *o = calloc(1, sizeof(*o));
+	struct own_rd rd[2];
+	pthread_t td, ta, tq, tr[2];
+
+	REQUIRE(o != NULL);
+	o->f = ferry_ep(T_COTS, TS_DATA_XFER);
+	/* Non-blocking: the readers spin on TNODATA and the ack waiter
+	 * sleeps in poll(POLLPRI).  (Blocking, the waiter's
+	 * getmsg(RS_HIPRI), asleep behind data at the head, sometimes
+	 * misses the ack's arrival and sleeps with the ack at the head:
+	 * the stream head's, with the old libxti too; left to its owner.) */
+	CHECK_RET(set_nonblock(o->f->xfd, true), 0);
+	fm_data_ind(&o->dat, 0);
+	fm_data(&o->dat, &round, sizeof(round));
+	fm_error_ack(&o->ack, T_DISCON_REQ, TSYSERR, EIO);
+	o->nreaders = nreaders;
+	o->turn_len = turn_len;
+	REQUIRE(pthread_create(&ta, NULL, own_ack_main, o) == 0);
+	REQUIRE(pthread_create(&td, NULL, own_data_main, o) == 0);
+	for (int i = 0; i < nreaders; i++) {
+		rd[i].o = o;
+		rd[i].id = i;
+		REQUIRE(pthread_create(&tr[i], NULL, own_rd_main, &rd[i]) ==
+			0);
+	}
+	REQUIRE(pthread_create(&tq, NULL, own_req_main, o) == 0);
+	for (int i = 0; i < nreaders; i++)
+		own_join(o, tr[i], "a reader", round);
+	__atomic_store_n(&o->done, 1, __ATOMIC_RELEASE);
+	own_join(o, tq, "the requester", round);
+	__atomic_store_n(&o->done, 2, __ATOMIC_RELEASE);
+	own_join(o, ta, "the provider's acks", round);
+	own_join(o, td, "the provider's data", round);
+	CHECK_EQ(__atomic_load_n(&o->bad, __ATOMIC_RELAXED), 0);
+	CHECK_EQ(o->req_bad, 0);
+	CHECK_EQ(o->reqs, o->acks);
+	CHECK(o->reqs > 0);
+	for (int i = 0; i < OWN_NDATA; i++)
+		if (o->seen[i] != 1) {
+			CHECK_EQ(o->seen[i], 1);
+			break;
+		}
+	/* the readers read as owners: the first alone; both when they take
+	 * turns long enough for the ownership to move */
+	CHECK(o->owned[0] + o->owned[1] > 0);
+	if (nreaders == 2 && turn_len > 0)
+		CHECK(o->owned[0] > 0 && o->owned[1] > 0);
+	CHECK_STATE(o->f->xfd, T_DATAXFER);
+	ferry_free(o->f);
+	free(o);
+}
+
+/* A thread in a tight t_rcv loop (the endpoint's owner, entering with
+ * plain stores) while another does acknowledged requests (t_snddis,
+ * refused by a T_ERROR_ACK read with getmsg) as fast as it can: every
+ * request gets its ack (a lost one hangs the requester: the test fails
+ * after OWN_SECS), no data message is lost or read twice.  Then two
+ * readers taking turns (the ownership moves from one to the other) and
+ * two reading at once. */
+static void test_owner_acks(void)
+{
+	for (int i = 0; i < OWN_ROUNDS; i++)
+		own_round(1, 0, i);
+	for (int i = 0; i < OWN_ROUNDS; i++)
+		own_round(2, 400, i);
+	for (int i = 0; i < OWN_ROUNDS; i++)
+		own_round(2, 0, i);
+}
+
+static void *own_once_main(void *arg)
+{
+	int fd = *(int *)arg, v, flags;
+
+	/* (non-blocking: TNODATA) the first read makes the thread owner */
+	if (t_rcv(fd, &v, sizeof(v), &flags) != -1 || t_errno != TNODATA)
+		return (void *)1;
+	return own_is_owner(fd) ? NULL : (void *)2;
+}
+
+static void *own_block_main(void *arg)
+{
+	struct reader *rd = arg;
+	int v, flags;
+
+	/* the first read: the thread becomes the owner, then it blocks in
+	 * its second as the owner */
+	CHECK_RET(set_nonblock(rd->fd, true), 0);
+	rd->r = t_rcv(rd->fd, &v, sizeof(v), &flags);
+	rd->te = t_errno;
+	CHECK_RET(set_nonblock(rd->fd, false), 0);
+	__atomic_store_n(&rd->tid, my_tid(), __ATOMIC_RELEASE);
+	rd->r = t_rcv(rd->fd, &v, sizeof(v), &flags);
+	rd->te = t_errno;
+	return NULL;
+}
+
+/* The owner exits: its struct is free (nobody is in by it), an ack
+ * waiter does not wait for it, and a new thread reading takes over.
+ * fork() while the owner is inside a read: in the child (only the
+ * forking thread) nobody is in by the owner's struct. */
+static void test_owner_exit_fork(void)
+{
+	struct ferry *f = ferry_ep(T_COTS, TS_DATA_XFER);
+	struct xti_ep *ep;
+	struct reader rd;
+	struct fmsg w, a;
+	pthread_t th;
+	void *ret;
+	int st;
+	pid_t pid;
+
+	CHECK_RET(set_nonblock(f->xfd, true), 0);
+	for (int i = 0; i < 3; i++) {
+		REQUIRE(pthread_create(&th, NULL, own_once_main, &f->xfd) ==
+			0);
+		pthread_join(th, &ret);
+		CHECK_EQ((long)ret, 0);
+		ep = xti_get(f->xfd);
+		REQUIRE(ep != NULL);
+		CHECK(ep->ep_rd_owner != NULL &&
+		      __atomic_load_n(&ep->ep_rd_owner->rt_in,
+				      __ATOMIC_RELAXED) == NULL);
+		xti_put(ep);
+		ferry_expect(f, __LINE__, fm_discon_req(&w, -1),
+			     fm_error_ack(&a, T_DISCON_REQ, TSYSERR, EIO));
+		CHECK_TSYS(t_snddis(f->xfd, NULL), EIO);
+		ferry_sync(f);
+		CHECK_STATE(f->xfd, T_DATAXFER);
+	}
+	ferry_free(f);
+
+	f = ferry_ep(T_COTS, TS_DATA_XFER);
+	memset(&rd, 0, sizeof(rd));
+	rd.fd = f->xfd;
+	REQUIRE(pthread_create(&th, NULL, own_block_main, &rd) == 0);
+	while (__atomic_load_n(&rd.tid, __ATOMIC_ACQUIRE) == 0)
+		pause_ms(1);
+	CHECK(wait_blocked(rd.tid));
+	ep = xti_get(f->xfd);
+	REQUIRE(ep != NULL);
+	CHECK(ep->ep_rd_owner != NULL &&
+	      __atomic_load_n(&ep->ep_rd_owner->rt_in, __ATOMIC_RELAXED) ==
+	      ep);
+	CHECK_EQ(__atomic_load_n(&ep->ep_rd_active, __ATOMIC_RELAXED), 0);
+#if !XTI_TSAN	/* (TSan: libstreams starts threads in the child of a
+		   process with pipes, which TSan does not allow) */
+	fflush(stderr);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		struct xti_rdthr *o = ep->ep_rd_owner;
+		int bad = 0;
+
+		if (o == NULL || __atomic_load_n(&o->rt_in,
+						 __ATOMIC_RELAXED) != NULL)
+			bad |= 1;
+		/* a new thread of the child gets a free struct */
+		if (pthread_create(&th, NULL, own_once_main, &f->xfd) != 0)
+			_exit(100);
+		CHECK_RET(set_nonblock(f->xfd, true), 0);
+		pthread_join(th, &ret);
+		if (ret != NULL)
+			bad |= 2;
+		fflush(stderr);
+		_exit(bad);
+	}
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ(WEXITSTATUS(st), 0);
+#else
+	(void)st;
+	(void)pid;
+#endif
+	/* in the parent the owner is still in: it takes the ack and hands
+	 * it over, then gives up (TOUTSTATE: the connection is gone) */
+	ferry_expect(f, __LINE__, fm_discon_req(&w, -1),
+		     fm_ok_ack(&a, T_DISCON_REQ));
+	CHECK_RET(t_snddis(f->xfd, NULL), 0);
+	ferry_sync(f);
+	pthread_join(th, NULL);
+	CHECK_EQ(rd.r, -1);
+	CHECK_EQ(rd.te, TOUTSTATE);
+	xti_put(ep);
+	ferry_free(f);
+}
+
 int main(void)
 {
 	test_ack_handover();
@@ -733,5 +1134,7 @@ int main(void)
 	test_cache_other_thread();
 	test_cache_fork();
 	test_cache_close_race();
+	test_owner_exit_fork();
+	test_owner_acks();
 	T_DONE();
 }
