@@ -257,21 +257,21 @@ static int rcv_common(int fd, char *buf, unsigned int nbytes, int *flagsp)
 	struct xti_msg *m;
 	struct xti_ep *ep;
 	struct xti_rd r;
-	int rv = -1, fl = 0, k, c[2], v, how;
+	int rv = -1, fl = 0, k, c[2], v;
 	bool held;
 
-	ep = xti_begin_rd(fd, NEED_CONN, EV_RCV, &how);
+	ep = xti_begin_rd(fd, NEED_CONN, EV_RCV);
 	if (ep == NULL)
 		return -1;
 	held = xti_held_any(ep);
 	if (xti_uout(flagsp, &fl, sizeof(fl)) != 0) {
-		xti_rd_quit(ep, how);
+		xti_rd_quit(ep);
 		xti_put_cached(ep);
 		return xti_syserr(EFAULT);
 	}
 	if (held) {
 		/* data held, or another event (TLOOK) */
-		xti_rd_quit(ep, how);
+		xti_rd_quit(ep);
 		if (held_data(ep, &m) != 0) {
 			xti_put_cached(ep);
 			return -1;
@@ -287,7 +287,7 @@ static int rcv_common(int fd, char *buf, unsigned int nbytes, int *flagsp)
 		nbytes = INT_MAX;
 	xti_rd_init(&r, buf, (int)nbytes);
 	r.ev = EV_RCV;
-	r.entered = held ? 0 : how;	/* taken by xti_begin_rd */
+	r.entered = !held;		/* taken by xti_begin_rd */
 	if (xti_read(ep, &r) != 0)
 		goto out;
 	memset(&d, 0, sizeof(d));

@@ -39,29 +39,15 @@
  * copied with it); the references of the threads that did not follow
  * only keep those endpoints' memory.
  *
- * The readers' per-thread structs (struct xti_rdthr, xti_impl.h) are
- * made on a thread's first read and never freed: at exit (xti_rt_key's
- * destructor) one goes back to a free list for the next new thread, so
- * an ack waiter or a reader taking over may load rt_in of an owner that
- * has gone.  Its destructor stores NULL in rt_in (a thread exits
- * outside a read, unless cancelled inside one: it is out then too).
- * After fork() the child's only thread keeps its own; the others' rt_in
- * are cleared (their threads, which may have been reading, did not
- * follow) and they are free.
- *
- * Lock order: xti_tab_lock alone (never with an ep_lock); xti_rt_lock
- * alone.
+ * Lock order: xti_tab_lock alone (never with an ep_lock).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
-#include <linux/membarrier.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "sthead.h"
 #include "xti_impl.h"
@@ -88,82 +74,6 @@ static bool xti_tc_ok;			/* xti_tc_key made; set before
 					   xti_cap */
 static void tc_exit(void *arg);
 
-int xti_membarrier;
-__thread struct xti_rdthr *xti_rt_tls
-	__attribute__((tls_model("initial-exec")));
-static struct xti_rdthr *xti_rt_all;	/* every one (rt_next);
-					   xti_rt_lock */
-static pthread_mutex_t xti_rt_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_key_t xti_rt_key;	/* its destructor: rt_exit */
-static bool xti_rt_ok;			/* xti_rt_key made */
-
-/* The thread exits (not inside a read): its struct is free. */
-static void rt_exit(void *arg)
-{
-	struct xti_rdthr *t = arg;
-
-	__atomic_store_n(&t->rt_in, NULL, __ATOMIC_RELEASE);
-	xti_rt_tls = NULL;
-	pthread_mutex_lock(&xti_rt_lock);
-	t->rt_free = true;
-	pthread_mutex_unlock(&xti_rt_lock);
-}
-
-struct xti_rdthr *xti_rdthr_new(void)
-{
-	struct xti_rdthr *t;
-
-	if (!xti_rt_ok)
-		return NULL;
-	pthread_mutex_lock(&xti_rt_lock);
-	for (t = xti_rt_all; t != NULL; t = t->rt_next)
-		if (t->rt_free)
-			break;
-	if (t == NULL) {
-		t = calloc(1, sizeof(*t));
-		if (t != NULL) {
-			t->rt_free = true;
-			t->rt_next = xti_rt_all;
-			xti_rt_all = t;
-		}
-	}
-	if (t != NULL && pthread_setspecific(xti_rt_key, t) == 0)
-		t->rt_free = false;
-	else
-		t = NULL;	/* (a new one stays on the list, free) */
-	pthread_mutex_unlock(&xti_rt_lock);
-	xti_rt_tls = t;
-	return t;
-}
-
-/* In the child of fork(): only the calling thread is left. */
-static void rt_atfork_child(void)
-{
-	pthread_mutex_init(&xti_rt_lock, NULL);
-	for (struct xti_rdthr *t = xti_rt_all; t != NULL; t = t->rt_next) {
-		if (t == xti_rt_tls)
-			continue;
-		__atomic_store_n(&t->rt_in, NULL, __ATOMIC_RELAXED);
-		t->rt_free = true;
-	}
-}
-
-/* Whether the readers' owners may enter with plain stores: membarrier
- * private expedited, registered for the process (libstreams does it
- * too; registering again is harmless).  Never under ThreadSanitizer,
- * which does not model it. */
-static void membarrier_init(void)
-{
-#if !XTI_TSAN
-	long r = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-
-	if (r > 0 && (r & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
-	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
-		    0, 0) == 0)
-		xti_membarrier = 1;
-#endif
-}
-
 static void init_once(void)
 {
 	struct rlimit rl;
@@ -177,9 +87,6 @@ static void init_once(void)
 			cap = TAB_MIN;
 	}
 	xti_tc_ok = pthread_key_create(&xti_tc_key, tc_exit) == 0;
-	membarrier_init();
-	xti_rt_ok = pthread_key_create(&xti_rt_key, rt_exit) == 0 &&
-		    pthread_atfork(NULL, NULL, rt_atfork_child) == 0;
 	xti_tab = calloc(cap, sizeof(*xti_tab));
 	if (xti_tab != NULL)
 		__atomic_store_n(&xti_cap, (int)cap, __ATOMIC_RELEASE);
@@ -360,11 +267,6 @@ static void ep_reset(struct xti_ep *ep, int fd, const struct T_info_ack *ia,
 	}
 	__atomic_store_n(&ep->ep_ucont, false, __ATOMIC_RELAXED);
 	__atomic_store_n(&ep->ep_rd_active, 0, __ATOMIC_SEQ_CST);
-	/* (nobody reads ep: no rt_in names it) */
-	__atomic_store_n(&ep->ep_rd_owner, NULL, __ATOMIC_RELAXED);
-	__atomic_store_n(&ep->ep_rd_last, NULL, __ATOMIC_RELAXED);
-	__atomic_store_n(&ep->ep_rd_run, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&ep->ep_rd_need, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&ep->ep_ack_reading, false, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&ep->ep_req_busy, false, __ATOMIC_SEQ_CST);
 	ep->ep_ack_have = false;

@@ -42,9 +42,8 @@
  * whether anything is held (ep_held, stored atomically: xti_held_any).
  * Only when something is held does a sender take the lock to see what;
  * a reader with something held gives its turn back and looks under the
- * lock.  A reader takes its read turn with plain stores when it is the
- * endpoint's usual reader (its owner), else with one atomic increment
- * of ep_rd_active (see below for the ack waiter), and goes the locked way
+ * lock.  A reader takes its read turn with one atomic increment of
+ * ep_rd_active (see below for the ack waiter), and goes the locked way
  * when an ack waiter reads or the checks fail.  The state read may be
  * one another thread is changing at that moment: the lock would give
  * the same a moment later, and a reader that meets the ack of the
@@ -52,38 +51,24 @@
  * write after the stream call is written only when it changes, and the
  * fields they read then are atomic: ep_ucont and ep_cont (written with
  * atomic stores, read without the lock), ep_sndacc (atomic stores under
- * the lock; read without it), ep_rd_active and the owner's rt_in
- * (atomic: readers enter and leave without the lock) and ep_req_busy
- * (atomic stores under the lock; a leaving reader reads it to know
- * whether a request's waiter may wait for it).
+ * the lock; read without it), ep_rd_active (atomic: readers enter and
+ * leave without the lock) and ep_req_busy (atomic stores under the
+ * lock; a leaving reader reads it to know whether a request's waiter
+ * may wait for it).
  *
  * Readers and acknowledgements.  Any thread reading the stream with
  * getmsg(0) (t_rcv, t_listen, ...) may take the T_OK_ACK another thread
  * waits for; it hands it over (ep_ack).  A thread waiting for an ack
  * reads with getmsg(RS_HIPRI) only while no other library thread reads
- * the stream, and readers do not start while it does (ep_ack_reading),
- * so an ack is never left unread while its waiter sleeps.  Without a
- * lock on the readers' side this is Dekker's exclusion: a reader
- * announces itself, then loads ep_ack_reading; the waiter (under
- * ep_lock) sets ep_ack_reading, then looks for readers; at least one
- * sees the other and stands back (xti_io.c).  The announcement is
- * biased, as the stream head's reader lock is: the endpoint's usual
- * reader (ep_rd_owner, a per-thread struct xti_rdthr: the first thread
- * to read, or the one that read ep_rd_need times in a row since) stores
- * the endpoint in its own rt_in with a plain store and a compiler
- * barrier, and leaves with a plain store; every other reader
- * increments and decrements ep_rd_active (seq_cst).  The waiter pays
- * for the owner's free entry: after setting ep_ack_reading it makes
- * every thread of the process execute a full barrier (membarrier(2)
- * private expedited) before it loads ep_rd_active and the owner's
- * rt_in.  A reader taking over the ownership does the same under
- * ep_lock (clear ep_rd_owner, membarrier, the old owner's rt_in must
- * not name the endpoint, or it keeps it), so only the thread that
- * ep_rd_owner names can be in by rt_in.  Without membarrier (old
- * kernels) and under ThreadSanitizer the owner's stores and loads are
- * sequentially consistent instead: correct, not free.  One
- * acknowledged request is outstanding per endpoint at a time
- * (ep_req_busy): the stream head keeps only one high priority message.
+ * the stream (ep_rd_active == 0), and readers do not start while it
+ * does (ep_ack_reading), so an ack is never left unread while its
+ * waiter sleeps.  Without a lock on the readers' side this is Dekker's
+ * exclusion: a reader increments ep_rd_active, then loads
+ * ep_ack_reading; the waiter (under ep_lock) sets ep_ack_reading, then
+ * loads ep_rd_active; all four sequentially consistent, so at least one
+ * sees the other and stands back (xti_io.c).  One acknowledged request
+ * is outstanding per endpoint at a time (ep_req_busy): the stream head
+ * keeps only one high priority message.
  *
  * Closing.  libstreams calls xti_fd_closed() (sth_set_closed_hook) before
  * a stream descriptor number is given back to the kernel, so an endpoint
@@ -177,25 +162,9 @@ struct xti_ep {
 	uint64_t ep_sndacc[2];		/* bytes of the TSDU/ETSDU being sent
 					   (stored atomically) */
 
-	int ep_rd_active;		/* atomic: threads other than the
-					   owner reading with getmsg(0), or
-					   entering (seq_cst, with
-					   ep_ack_reading) */
-	struct xti_rdthr *ep_rd_owner;	/* the usual reader, which enters by
-					   its rt_in without a locked
-					   instruction (NULL: none yet);
-					   atomic stores under the lock,
-					   read by the owner without it */
-	struct xti_rdthr *ep_rd_last;	/* atomic, a hint: the last reader
-					   (any reader stores itself when
-					   it is not already there) */
-	unsigned int ep_rd_run;		/* atomic, a hint: ep_rd_last's
-					   reads in a row by ep_rd_active
-					   (non-owners store it) */
-	unsigned int ep_rd_need;	/* reads in a row that take the
-					   ownership from another owner:
-					   doubles at each change; atomic
-					   stores under the lock */
+	int ep_rd_active;		/* atomic: threads reading with
+					   getmsg(0), or entering (seq_cst,
+					   with ep_ack_reading) */
 	bool ep_ack_reading;		/* a thread reads with RS_HIPRI
 					   (seq_cst stores under the lock;
 					   entering readers load it) */
@@ -205,46 +174,6 @@ struct xti_ep {
 	char ep_ack[64];
 	int ep_acklen;
 };
-
-/* A thread that reads endpoints: the owner's side of the handshake
- * with ack waiters (xti_io.c).  Never freed: one that exits goes back
- * to a free list (an endpoint it owned is then owned by whichever
- * thread gets it next, which is harmless), so that a waiter or a new
- * owner may load rt_in of an owner that has gone. */
-struct xti_rdthr {
-	struct xti_ep *rt_in;		/* the endpoint this thread reads as
-					   its owner, NULL: none; atomic,
-					   only this thread writes it */
-	struct xti_rdthr *rt_next;	/* every one; xti_rt_lock */
-	bool rt_free;			/* no thread has it; xti_rt_lock */
-};
-/* (initial-exec: a plain %fs load on the readers' path instead of a
- * __tls_get_addr call; one pointer of static TLS) */
-extern __thread struct xti_rdthr *xti_rt_tls
-	__attribute__((tls_model("initial-exec")));
-/* The calling thread's (made on first use); NULL when memory is short
- * (the thread then reads by ep_rd_active). */
-struct xti_rdthr *xti_rdthr_new(void);
-static inline struct xti_rdthr *xti_rdthr_self(void)
-{
-	struct xti_rdthr *t = xti_rt_tls;
-
-	return t != NULL ? t : xti_rdthr_new();
-}
-/* membarrier(2) private expedited is usable (xti_init: queried and
- * registered once, before the first endpoint exists; never changes). */
-extern int xti_membarrier;
-
-#if defined(__SANITIZE_THREAD__)
-#define XTI_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define XTI_TSAN 1
-#endif
-#endif
-#ifndef XTI_TSAN
-#define XTI_TSAN 0
-#endif
 
 /* ep_state and ep_info are written under ep_lock with atomic stores,
  * so that the data calls' entries may read them without it
@@ -416,10 +345,9 @@ struct xti_rd {
 	bool duser;			/* dbuf is the application's */
 	bool cown, down;		/* cbuf/dbuf malloc'ed by us */
 	t_scalar_t prim;		/* -1: no control part */
-	int entered;			/* the caller has the read turn
-					   (xti_begin_rd), taken this way
-					   (RD_COUNT, RD_OWNER): xti_read
-					   does not take it again */
+	bool entered;			/* the caller has the read turn
+					   (xti_begin_rd): xti_read does not
+					   take it again */
 	int ev;				/* the caller's event: when another
 					   thread's request completes while
 					   reading, TOUTSTATE if it is no
@@ -439,16 +367,13 @@ void xti_rd_free(struct xti_rd *r);
  * TSYSERR with EINTR, or the stream's error). */
 int xti_read(struct xti_ep *ep, struct xti_rd *r);
 /* xti_begin for a reader of event ev: also takes the read turn (after
- * any ack waiter's read), without ep_lock when no ack waiter reads, in
- * the way *how says; the endpoint comes through the thread's cache
- * (release with xti_put_cached).  The caller then either reads with an
- * xti_rd whose entered is *how (and ev is ev) or gives the turn back
- * with xti_rd_quit(ep, *how). */
-struct xti_ep *xti_begin_rd(int fd, int need, int ev, int *how);
-void xti_rd_quit(struct xti_ep *ep, int how);
-/* How a reader took its turn (*how of xti_begin_rd). */
-#define RD_COUNT	1	/* by ep_rd_active */
-#define RD_OWNER	2	/* as the owner, by its rt_in */
+ * any ack waiter's read), without ep_lock when no ack waiter reads; the
+ * endpoint comes through the thread's cache (release with
+ * xti_put_cached).  The caller then either reads with an xti_rd whose
+ * entered is set (and ev is ev) or gives the turn back with
+ * xti_rd_quit. */
+struct xti_ep *xti_begin_rd(int fd, int need, int ev);
+void xti_rd_quit(struct xti_ep *ep);
 /* Read the rest of r's data (continuations) into a library buffer
  * (copying what is in a user buffer first).  0 or -1 with t_errno. */
 int xti_read_rest(struct xti_ep *ep, struct xti_rd *r);

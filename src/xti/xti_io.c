@@ -30,8 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stropts.h>
-#include <linux/membarrier.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "xti_impl.h"
@@ -266,209 +264,32 @@ static bool grow(char **buf, int *max, bool *own, int want, int limit)
  * allows it (another thread's call changed it since xti_begin).
  *
  * Entering and an ack waiter's start exclude each other as in Dekker's
- * algorithm, each side storing its own flag before loading the other's.
- * A reader announces itself one of two ways (its *how):
- *
- *  - RD_COUNT: it increments ep_rd_active, then loads ep_ack_reading
- *    (both sequentially consistent);
- *  - RD_OWNER, the endpoint's owner (ep_rd_owner names its struct
- *    xti_rdthr, and it is in no other owner's read: a signal handler's
- *    read counts): it stores ep in its own rt_in with a relaxed store
- *    and a compiler barrier, then loads ep_rd_owner (still itself?) and
- *    ep_ack_reading, relaxed: no locked instruction.
- *
- * The waiter, under ep_lock, sets ep_ack_reading (seq_cst), then, when
- * the endpoint has an owner, calls rd_barrier (membarrier: every other
- * thread of the process executes a full barrier at some point B of its
- * own while the call runs), then loads ep_rd_active and the owner's
- * rt_in.  A counting reader and the waiter see each other by sequential
- * consistency.  The owner: if its store to rt_in comes before its B,
- * the waiter's loads (after membarrier returns) see it; if after, its
- * loads come after B too and see ep_ack_reading set (stored before the
- * membarrier).  Either way at least one sees the other.  A reader that
- * sees ep_ack_reading set backs out (leaves as below) and enters the
- * locked way: under ep_lock, waiting on ep_cv while ep_ack_reading is
- * set, then counting.  A waiter that sees a reader in clears
- * ep_ack_reading again, still under the lock, and sleeps until a reader
- * leaves.  So the common entry takes no lock, the owner's none of the
- * locked instructions either, and an ack is never left unread while its
+ * algorithm, each side storing its own flag before loading the other's
+ * (all four sequentially consistent): a reader increments ep_rd_active,
+ * then loads ep_ack_reading; the waiter, under ep_lock, sets
+ * ep_ack_reading, then loads ep_rd_active.  At least one of them sees
+ * the other.  A reader that sees ep_ack_reading set backs out (leaves
+ * as below) and enters the locked way: under ep_lock, waiting on ep_cv
+ * while ep_ack_reading is set.  A waiter that sees a reader in clears
+ * ep_ack_reading again, still under the lock, and sleeps until a
+ * reader leaves.  So the common entry (xti_begin_rd with no ack waiter
+ * reading) takes no lock, and an ack is never left unread while its
  * waiter sleeps: whoever is in getmsg(0) takes it.
  *
- * Leaving without an ack, a reader undoes its announcement (a seq_cst
- * decrement; the owner: a release store of NULL to rt_in and a compiler
- * barrier), then loads ep_req_busy, and only when a request is out takes
- * the lock to wake its waiter.  A waiter that saw the reader still in
- * had set ep_req_busy before (xti_req_begin) and holds ep_lock until it
- * sleeps.  The counting reader's decrement comes after the waiter's
- * load in the seq_cst order, so its load of ep_req_busy does too.  The
- * owner's store of NULL was not seen, so it comes after the owner's B,
- * and so does its load of ep_req_busy, which sees it set.  Either way
- * the reader takes the lock and broadcasts after the waiter sleeps: no
- * wake-up is lost.  A reader holding an ack leaves under the lock,
- * handing the ack over before the waiter can see it gone.
- *
- * The ownership.  A thread becomes the owner when it reads the endpoint
- * first (ep_rd_owner NULL: nobody could be in by rt_in), or after
- * ep_rd_need reads in a row by counting, none by another thread between
- * (ep_rd_last, ep_rd_run: hints, a lost update only moves the change).
- * Taking it from an owner (rd_claim, under ep_lock, so never during a
- * waiter's look) clears ep_rd_owner, calls rd_barrier, then loads the
- * old owner's rt_in, as a waiter does: if it names ep the old owner is
- * in (or on its way out) and keeps the ownership; if not, the old owner
- * is out and any entry it starts sees that it no longer owns ep (its
- * loads come after its B) and backs out, storing only to its own rt_in.
- * So by rt_in only the thread ep_rd_owner names, read under ep_lock,
- * can be in, which is the one a waiter looks at.  Each change doubles
- * ep_rd_need, so endpoints that several threads read stop changing
- * hands.  The owner's struct outlives its thread (xti_ep.c); an
- * endpoint is recycled only when no call holds it, so no rt_in names a
- * recycled endpoint.
- *
- * Without membarrier (old kernels) and under ThreadSanitizer the owner
- * stores and loads with seq_cst instead, and rd_barrier is nothing (the
- * waiter's and rd_claim's stores and loads are seq_cst): Dekker's again,
- * correct, but the owner's store is a locked exchange. */
-
-#define RD_NEED_FIRST	64		/* reads in a row: from an owner */
-#define RD_NEED_MAX	(1u << 20)
-
-#if XTI_TSAN
-#define rd_biased()	false
-#else
-#define rd_biased()	__builtin_expect(xti_membarrier, 1)
-#endif
-
-/* The waiter's (or a new owner's) side: after its seq_cst store, every
- * owner entering or leaving is ordered with the loads that follow. */
-static void rd_barrier(void)
-{
-	if (rd_biased())
-		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
-}
-
-/* Is a reader in?  (ep_lock held, ep_ack_reading just set.) */
-static bool rd_anyone_in(struct xti_ep *ep)
-{
-	struct xti_rdthr *o = __atomic_load_n(&ep->ep_rd_owner,
-					      __ATOMIC_RELAXED);
-
-	if (o != NULL)
-		rd_barrier();
-	if (__atomic_load_n(&ep->ep_rd_active, __ATOMIC_SEQ_CST) != 0)
-		return true;
-	return o != NULL &&
-	       __atomic_load_n(&o->rt_in, __ATOMIC_SEQ_CST) == ep;
-}
-
-/* The owner t leaves without an ack, and wakes a request's waiter. */
-static void rd_own_leave(struct xti_ep *ep, struct xti_rdthr *t)
-{
-	bool busy;
-
-	if (rd_biased()) {
-		__atomic_store_n(&t->rt_in, NULL, __ATOMIC_RELEASE);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		busy = __atomic_load_n(&ep->ep_req_busy, __ATOMIC_RELAXED);
-	} else {
-		__atomic_store_n(&t->rt_in, NULL, __ATOMIC_SEQ_CST);
-		busy = __atomic_load_n(&ep->ep_req_busy, __ATOMIC_SEQ_CST);
-	}
-	if (busy) {
-		pthread_mutex_lock(&ep->ep_lock);
-		pthread_cond_broadcast(&ep->ep_cv);
-		pthread_mutex_unlock(&ep->ep_lock);
-	}
-}
-
-/* The owner's entry: true when t owns ep, is in no other owner's read,
- * and no ack waiter reads. */
-static inline bool rd_own_enter(struct xti_ep *ep, struct xti_rdthr *t)
-{
-	if (__atomic_load_n(&ep->ep_rd_owner, __ATOMIC_RELAXED) != t ||
-	    __atomic_load_n(&t->rt_in, __ATOMIC_RELAXED) != NULL)
-		return false;
-	if (rd_biased()) {
-		__atomic_store_n(&t->rt_in, ep, __ATOMIC_RELAXED);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (__builtin_expect(
-			    __atomic_load_n(&ep->ep_rd_owner,
-					    __ATOMIC_RELAXED) == t &&
-			    !__atomic_load_n(&ep->ep_ack_reading,
-					     __ATOMIC_RELAXED), 1))
-			return true;
-	} else {
-		__atomic_store_n(&t->rt_in, ep, __ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&ep->ep_rd_owner, __ATOMIC_SEQ_CST) == t &&
-		    !__atomic_load_n(&ep->ep_ack_reading, __ATOMIC_SEQ_CST))
-			return true;
-	}
-	rd_own_leave(ep, t);
-	return false;
-}
-
-/* How a reader that is not the owner may take the ownership. */
-#define RD_CLAIM_NO	0
-#define RD_CLAIM_FREE	1	/* ep has no owner */
-#define RD_CLAIM_RUN	2	/* its reads in a row earned it */
-
-/* t takes the ownership of ep, if it still may, the owner being out
- * (ep_lock held). */
-static void rd_claim(struct xti_ep *ep, struct xti_rdthr *t, int claim)
-{
-	struct xti_rdthr *o = ep->ep_rd_owner;
-	unsigned int need = ep->ep_rd_need;
-
-	if (o == t || (o != NULL && claim != RD_CLAIM_RUN))
-		return;		/* another thread was first */
-	__atomic_store_n(&ep->ep_rd_run, 0, __ATOMIC_RELAXED);
-	if (o != NULL) {
-		__atomic_store_n(&ep->ep_rd_owner, NULL, __ATOMIC_SEQ_CST);
-		rd_barrier();
-		if (__atomic_load_n(&o->rt_in, __ATOMIC_SEQ_CST) == ep) {
-			/* in: it keeps it */
-			__atomic_store_n(&ep->ep_rd_owner, o,
-					 __ATOMIC_RELAXED);
-			return;
-		}
-		need = need < RD_NEED_FIRST ? RD_NEED_FIRST * 2 :
-		       need < RD_NEED_MAX / 2 ? need * 2 : RD_NEED_MAX;
-		__atomic_store_n(&ep->ep_rd_need, need, __ATOMIC_RELAXED);
-	}
-	__atomic_store_n(&ep->ep_rd_owner, t, __ATOMIC_RELAXED);
-}
-
-/* A read by t, not the owner, counted in its run (hints): may it take
- * the ownership (RD_CLAIM_*)? */
-static int rd_count_run(struct xti_ep *ep, struct xti_rdthr *t)
-{
-	struct xti_rdthr *o = __atomic_load_n(&ep->ep_rd_owner,
-					      __ATOMIC_RELAXED);
-	unsigned int run, need;
-
-	if (o == NULL)
-		return RD_CLAIM_FREE;
-	if (o == t)
-		return RD_CLAIM_NO;	/* (a read inside its own) */
-	if (__atomic_load_n(&ep->ep_rd_last, __ATOMIC_RELAXED) != t) {
-		__atomic_store_n(&ep->ep_rd_last, t, __ATOMIC_RELAXED);
-		__atomic_store_n(&ep->ep_rd_run, 1, __ATOMIC_RELAXED);
-		return RD_CLAIM_NO;
-	}
-	run = __atomic_load_n(&ep->ep_rd_run, __ATOMIC_RELAXED) + 1;
-	__atomic_store_n(&ep->ep_rd_run, run, __ATOMIC_RELAXED);
-	need = __atomic_load_n(&ep->ep_rd_need, __ATOMIC_RELAXED);
-	if (run < (need < RD_NEED_FIRST ? RD_NEED_FIRST : need))
-		return RD_CLAIM_NO;
-	return RD_CLAIM_RUN;
-}
-
+ * A reader that took no ack leaves without the lock: it decrements
+ * ep_rd_active, then reads ep_req_busy (both sequentially consistent),
+ * and only when a request is out takes the lock to wake its waiter.  A
+ * waiter that saw the reader still in (its load of ep_rd_active before
+ * the decrement) had set ep_req_busy before, so the reader sees it set
+ * and its broadcast, under the lock the waiter holds until it sleeps,
+ * is not lost.  A reader holding an ack leaves under the lock, handing
+ * the ack over before the waiter can see ep_rd_active at 0. */
 static void rd_enter_locked(struct xti_ep *ep)
 {
 	while (ep->ep_ack_reading)
 		pthread_cond_wait(&ep->ep_cv, &ep->ep_lock);
 }
 
-/* The locked entry (always counting). */
 static bool rd_enter(struct xti_ep *ep, int ev)
 {
 	bool ok;
@@ -488,15 +309,10 @@ static bool rd_is_ack(const struct xti_rd *r)
 	       (r->prim == T_OK_ACK || r->prim == T_ERROR_ACK);
 }
 
-/* Leave as how entered; an ack r holds goes to its waiter.  True if r
- * was an ack. */
-static bool rd_leave(struct xti_ep *ep, int how, struct xti_rd *r)
+/* Leave; an ack r holds goes to its waiter.  True if r was an ack. */
+static bool rd_leave(struct xti_ep *ep, struct xti_rd *r)
 {
 	if (!rd_is_ack(r)) {
-		if (how == RD_OWNER) {
-			rd_own_leave(ep, xti_rt_tls);
-			return false;
-		}
 		__atomic_sub_fetch(&ep->ep_rd_active, 1, __ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&ep->ep_req_busy, __ATOMIC_SEQ_CST)) {
 			pthread_mutex_lock(&ep->ep_lock);
@@ -513,55 +329,28 @@ static bool rd_leave(struct xti_ep *ep, int how, struct xti_rd *r)
 		ep->ep_acklen = n;
 		ep->ep_ack_have = true;
 	}
-	if (how == RD_OWNER)
-		__atomic_store_n(&xti_rt_tls->rt_in, NULL, __ATOMIC_SEQ_CST);
-	else
-		__atomic_sub_fetch(&ep->ep_rd_active, 1, __ATOMIC_SEQ_CST);
+	__atomic_sub_fetch(&ep->ep_rd_active, 1, __ATOMIC_SEQ_CST);
 	if (ep->ep_req_busy)
 		pthread_cond_broadcast(&ep->ep_cv);
 	pthread_mutex_unlock(&ep->ep_lock);
 	return true;
 }
 
-struct xti_ep *xti_begin_rd(int fd, int need, int ev, int *how)
+struct xti_ep *xti_begin_rd(int fd, int need, int ev)
 {
 	struct xti_ep *ep = xti_get_cached(fd);
-	struct xti_rdthr *t;
-	int err, claim = RD_CLAIM_NO;
+	int err;
 
 	if (ep == NULL)
 		return NULL;
-	t = xti_rdthr_self();
-	/* the common entries: no ack waiter reads, the checks pass */
-	if (t != NULL && rd_own_enter(ep, t)) {
-		if (__builtin_expect(xti_begin_err(ep, need, ev, -1) == 0, 1)) {
-			if (__atomic_load_n(&ep->ep_rd_last,
-					    __ATOMIC_RELAXED) != t)
-				__atomic_store_n(&ep->ep_rd_last, t,
-						 __ATOMIC_RELAXED);
-			*how = RD_OWNER;
-			return ep;
-		}
-		rd_own_leave(ep, t);
-	} else {
-		if (t != NULL)
-			claim = rd_count_run(ep, t);
-		if (claim == RD_CLAIM_NO) {
-			__atomic_add_fetch(&ep->ep_rd_active, 1,
-					   __ATOMIC_SEQ_CST);
-			if (!__atomic_load_n(&ep->ep_ack_reading,
-					     __ATOMIC_SEQ_CST) &&
-			    xti_begin_err(ep, need, ev, -1) == 0) {
-				*how = RD_COUNT;
-				return ep;
-			}
-			rd_leave(ep, RD_COUNT, NULL);
-		}
-	}
+	/* the common entry: no ack waiter reads, the checks pass */
+	__atomic_add_fetch(&ep->ep_rd_active, 1, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&ep->ep_ack_reading, __ATOMIC_SEQ_CST) &&
+	    xti_begin_err(ep, need, ev, -1) == 0)
+		return ep;
+	rd_leave(ep, NULL);
 	/* the locked one */
 	pthread_mutex_lock(&ep->ep_lock);
-	if (claim != RD_CLAIM_NO)
-		rd_claim(ep, t, claim);
 	err = xti_begin_err(ep, need, ev, -1);
 	if (err == 0 && ep->ep_ack_reading) {
 		/* an ack waiter reads: wait for it, then check again (its
@@ -577,13 +366,12 @@ struct xti_ep *xti_begin_rd(int fd, int need, int ev, int *how)
 		xti_err(err);
 		return NULL;
 	}
-	*how = RD_COUNT;
 	return ep;
 }
 
-void xti_rd_quit(struct xti_ep *ep, int how)
+void xti_rd_quit(struct xti_ep *ep)
 {
-	rd_leave(ep, how, NULL);
+	rd_leave(ep, NULL);
 }
 
 /* One getpmsg into r at its current fill; the stream's return value or
@@ -686,19 +474,15 @@ static bool still_ok(struct xti_ep *ep, int ev)
 
 int xti_read(struct xti_ep *ep, struct xti_rd *r)
 {
-	int err, how;
+	int err;
 
 	for (;;) {
-		if (r->entered) {
-			how = r->entered;	/* taken by xti_begin_rd */
-			r->entered = 0;
-		} else if (rd_enter(ep, r->ev)) {
-			how = RD_COUNT;
-		} else {
+		if (r->entered)
+			r->entered = false;	/* taken by xti_begin_rd */
+		else if (!rd_enter(ep, r->ev))
 			return xti_err(TOUTSTATE);
-		}
 		err = rd_get(ep, r);
-		if (!rd_leave(ep, how, err == 0 ? r : NULL))
+		if (!rd_leave(ep, err == 0 ? r : NULL))
 			break;
 		/* an ack: read on, unless another thread's request
 		 * changed the state under us */
@@ -754,7 +538,7 @@ int xti_read_rest(struct xti_ep *ep, struct xti_rd *r)
 		}
 		r->more = (rv & MOREDATA) != 0;
 	}
-	rd_leave(ep, RD_COUNT, NULL);
+	rd_leave(ep, NULL);
 	if (err == 0)
 		return 0;
 	return err == EPROTO ? xti_proto() : io_err(err);
@@ -932,11 +716,12 @@ int xti_ack_wait(struct xti_ep *ep, t_scalar_t prim)
 			err = EBADF;
 			break;
 		}
-		/* (Dekker's with entering readers: see rd_own_enter) */
+		/* (Dekker's with entering readers: see rd_enter_locked) */
 		if (!ep->ep_ack_reading) {
 			__atomic_store_n(&ep->ep_ack_reading, true,
 					 __ATOMIC_SEQ_CST);
-			if (!rd_anyone_in(ep)) {
+			if (__atomic_load_n(&ep->ep_rd_active,
+					    __ATOMIC_SEQ_CST) == 0) {
 				pthread_mutex_unlock(&ep->ep_lock);
 				err = ack_read(ep->ep_fd, buf, sizeof(buf),
 					       &len);

@@ -134,21 +134,21 @@ static int rcvudata(int fd, struct t_unitdata *uud, char *dbuf,
 	struct xti_ep *ep;
 	struct xti_rd r;
 	bool cont, held;
-	int rv = -1, fl = 0, how;
+	int rv = -1, fl = 0;
 
-	ep = xti_begin_rd(fd, NEED_CLTS, EV_RCVUDATA, &how);
+	ep = xti_begin_rd(fd, NEED_CLTS, EV_RCVUDATA);
 	if (ep == NULL)
 		return -1;
 	/* a held message (a T_UDERROR_IND) means TLOOK */
 	held = xti_held_any(ep);
 	if (xti_uin(&ud, uud, sizeof(ud)) != 0 ||
 	    xti_uout(flagsp, &fl, sizeof(fl)) != 0) {
-		xti_rd_quit(ep, how);
+		xti_rd_quit(ep);
 		xti_put_cached(ep);
 		return xti_syserr(EFAULT);
 	}
 	if (held) {
-		xti_rd_quit(ep, how);
+		xti_rd_quit(ep);
 		xti_put_cached(ep);
 		return xti_err(TLOOK);
 	}
@@ -160,7 +160,7 @@ static int rcvudata(int fd, struct t_unitdata *uud, char *dbuf,
 		dmax = INT_MAX;
 	xti_rd_init(&r, dbuf, (int)dmax);
 	r.ev = EV_RCVUDATA;
-	r.entered = how;		/* taken by xti_begin_rd */
+	r.entered = true;		/* taken by xti_begin_rd */
 	if (xti_read(ep, &r) != 0)
 		goto out;
 	memset(&u, 0, sizeof(u));
