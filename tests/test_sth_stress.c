@@ -384,6 +384,89 @@ static void test_biased_lock(void)
 	strblock_unlock(&tb);
 }
 
+/* ---- a high priority message behind ordinary data ----
+ *
+ * A reader blocked in getmsg(RS_HIPRI) behind an ordinary message must
+ * wake for each high priority message that comes, however its arrival
+ * falls against the reader's look at the queue.  A missed wake-up is
+ * reported after HP_SECS (an ordinary message then wakes the reader, so
+ * the test ends instead of hanging). */
+#define HP_N	20000
+#define HP_SECS	20
+
+struct hp {
+	int wfd, rfd;
+	int got;		/* atomic: messages the reader has */
+	int bad, stuck;		/* atomic */
+};
+
+static void *hp_reader(void *arg)
+{
+	struct hp *h = arg;
+
+	for (int i = 0; i < HP_N &&
+			!__atomic_load_n(&h->stuck, __ATOMIC_SEQ_CST); i++) {
+		int v = -1, fl = RS_HIPRI;
+		struct strbuf c = { sizeof(v), 0, (char *)&v };
+		int r;
+
+		while ((r = getmsg(h->rfd, &c, NULL, &fl)) < 0 &&
+		       errno == EINTR)
+			;
+		if (r != 0 || c.len != sizeof(v) || v != i) {
+			__atomic_store_n(&h->bad, 1, __ATOMIC_SEQ_CST);
+			break;
+		}
+		__atomic_store_n(&h->got, i + 1, __ATOMIC_SEQ_CST);
+	}
+	__atomic_store_n(&h->got, HP_N, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static void test_hipri_wakeup(void)
+{
+	struct hp h = { 0 };
+	int p[2];
+	pthread_t rt;
+	unsigned seed = 1;
+
+	open_pipe(p);
+	h.wfd = p[0];
+	h.rfd = p[1];
+	CHECK_RET(write(p[0], "d", 1), 1);	/* ordinary, stays in front */
+	REQUIRE(pthread_create(&rt, NULL, hp_reader, &h) == 0);
+	for (int i = 0; i < HP_N && !h.bad; i++) {
+		struct strbuf c = { 0, sizeof(i), (char *)&i };
+		long t0 = now_ms();
+
+		/* one high priority message at a time (the head keeps one) */
+		while (__atomic_load_n(&h.got, __ATOMIC_SEQ_CST) < i) {
+			if (now_ms() - t0 > HP_SECS * 1000) {
+				__atomic_store_n(&h.stuck, 1, __ATOMIC_SEQ_CST);
+				break;
+			}
+			sched_yield();
+		}
+		if (h.stuck)
+			break;
+		/* now and then let the reader fall asleep first */
+		seed = seed * 1103515245 + 12345;
+		for (unsigned k = (seed >> 16) % 2000; k > 0; k--)
+			__asm__ volatile("" ::: "memory");
+		if (putmsg(p[0], &c, NULL, RS_HIPRI) != 0) {
+			h.bad = 1;
+			break;
+		}
+	}
+	if (h.stuck)
+		CHECK_RET(write(p[0], "e", 1), 1);	/* wakes it to end */
+	pthread_join(rt, NULL);
+	CHECK_EQ(h.stuck, 0);
+	CHECK_EQ(h.bad, 0);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+}
+
 int main(void)
 {
 	/* sanitizers slow everything down several times */
@@ -391,6 +474,7 @@ int main(void)
 	nrec = 20000;
 #endif
 	th_mark();
+	test_hipri_wakeup();
 	test_biased_lock();
 	turns();
 	run(0, 0, 0);

@@ -1242,8 +1242,8 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 	struct sth_file *f;
 	struct sthead *sh;
 	struct gm_want w;
-	int err = 0, ret = 0;
-	bool nonempty, pulled = false;
+	int err = 0, ret = 0, seen = 0;
+	bool nonempty, pulled = false, counted = false;
 
 	if (!pmsg) {
 		if (*flagsp == 0)
@@ -1284,6 +1284,12 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 		bool cached;
 		unsigned long b0 = 0, bl0 = 0;
 		mp = rtake(sh, gm_match, &w, &nonempty, &cached);
+		if (counted && (mp != NULL || !nonempty)) {
+			/* (counted for the sleep below; not needed now) */
+			__atomic_sub_fetch(&sh->sh_rwaiters, 1,
+					   __ATOMIC_ACQ_REL);
+			counted = false;
+		}
 		if (mp != NULL && cached)
 			msgsz(mp, &b0, &bl0);
 		if (mp == NULL) {
@@ -1307,13 +1313,21 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 				err = EAGAIN;
 				break;
 			}
-			if (nonempty) {
+			if (nonempty && !counted) {
 				/* a message is there but not the kind wanted:
-				 * wait for the queue to change */
+				 * count ourselves a waiter, so that what comes
+				 * now bumps sh_rseq, and look once more before
+				 * sleeping (what came before we were counted
+				 * woke nobody) */
 				__atomic_add_fetch(&sh->sh_rwaiters, 1,
 						   __ATOMIC_ACQ_REL);
-				int seen = __atomic_load_n(&sh->sh_rseq,
-							   __ATOMIC_ACQUIRE);
+				seen = __atomic_load_n(&sh->sh_rseq,
+						       __ATOMIC_ACQUIRE);
+				counted = true;
+				continue;
+			}
+			if (nonempty) {
+				/* still not: wait for the queue to change */
 				if (!c.held) {
 					__atomic_add_fetch(&f->f_refs, 1,
 							   __ATOMIC_ACQ_REL);
@@ -1323,6 +1337,7 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 				err = sth_sleep(&c.t, &sh->sh_rseq, seen, -1);
 				__atomic_sub_fetch(&sh->sh_rwaiters, 1,
 						   __ATOMIC_ACQ_REL);
+				counted = false;
 				strblock_lock(&sh->sh_rlock);
 			} else {
 				err = read_wait(&c);
@@ -1429,6 +1444,8 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 		}
 		break;
 	}
+	if (counted)
+		__atomic_sub_fetch(&sh->sh_rwaiters, 1, __ATOMIC_ACQ_REL);
 	strblock_unlock(&sh->sh_rlock);
 out_noread:
 	sth_changed(sh);
