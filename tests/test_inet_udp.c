@@ -274,24 +274,33 @@ static int optmgmt(int fd, t_scalar_t flags, const void *o, unsigned olen,
 	return rv;
 }
 
+/* Two bound endpoints, the receiver b with a 4 MiB XTI_RCVBUF (a burst
+ * is sent before anything is read). */
+static void open_sender_receiver(int *a, struct sockaddr_storage *aa,
+				 int *b, struct sockaddr_storage *ba)
+{
+	t_scalar_t fl;
+	struct {
+		struct t_opthdr h;
+		t_scalar_t v;
+	} o = { { sizeof(o), XTI_GENERIC, XTI_RCVBUF, 0 }, 4 << 20 }, r;
+
+	*a = open_bound(aa);
+	*b = open_bound(ba);
+	CHECK_RET(optmgmt(*b, T_NEGOTIATE, &o, sizeof(o), &r, sizeof(r),
+			  &fl), 0);
+}
+
 /* A long burst: all delivered, and the batching provider needs fewer
  * sending calls than datagrams. */
 static void test_burst(void)
 {
 	struct sockaddr_storage aa, ba, src;
 	struct inet_stats sa, sb;
-	t_scalar_t fl;
-	struct {
-		struct t_opthdr h;
-		t_scalar_t v;
-	} o = { { sizeof(o), XTI_GENERIC, XTI_RCVBUF, 0 }, 4 << 20 }, r;
 	char buf[128];
 	int a, b, flags, n = 2000, got = 0;
 
-	a = open_bound(&aa);
-	b = open_bound(&ba);
-	CHECK_RET(optmgmt(b, T_NEGOTIATE, &o, sizeof(o), &r, sizeof(r), &fl),
-		  0);
+	open_sender_receiver(&a, &aa, &b, &ba);
 	for (int i = 0; i < n; i++) {
 		memcpy(buf, &i, sizeof(i));
 		CHECK_RET(snd(a, &ba, buf, 64), 0);
@@ -353,20 +362,12 @@ static void test_two_senders(void)
 {
 	struct sockaddr_storage aa, ba, src;
 	struct inet_stats sa, sb;
-	t_scalar_t fl;
-	struct {
-		struct t_opthdr h;
-		t_scalar_t v;
-	} o = { { sizeof(o), XTI_GENERIC, XTI_RCVBUF, 0 }, 4 << 20 }, r;
 	int a, b, flags, n = 1000, got[2] = { 0, 0 }, bad = 0;
 	struct sender s[2];
 	pthread_t th[2];
 	char buf[64];
 
-	a = open_bound(&aa);
-	b = open_bound(&ba);
-	CHECK_RET(optmgmt(b, T_NEGOTIATE, &o, sizeof(o), &r, sizeof(r), &fl),
-		  0);
+	open_sender_receiver(&a, &aa, &b, &ba);
 	for (int i = 0; i < 2; i++) {
 		s[i] = (struct sender){ a, n, i * n, &ba };
 		REQUIRE(pthread_create(&th[i], NULL, send_thread, &s[i]) == 0);

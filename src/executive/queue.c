@@ -424,29 +424,13 @@ static inline bool msg_ok(const mblk_t *mp)
 
 mblk_t *getq(queue_t *q)
 {
-	mblk_t *mp;
-	int be = 0;
+	mblk_t *mp = NULL;
 
 	if (unlikely(q == NULL)) {
 		str_bad("getq(NULL)", q);
 		return NULL;
 	}
-	qlock(q);
-	mp = q->q_first;
-	if (mp == NULL) {
-		qf_set(q, QWANTR);
-		/* an empty queue that a writer waits on: let it go */
-		if (q->q_flag & QWANTW) {
-			qf_clr(q, QWANTW | QFULL);
-			be = 1;
-		}
-	} else {
-		if (q->q_flag & QWANTR)
-			qf_clr(q, QWANTR);
-		be = q_unlink(q, mp);
-	}
-	qunlock(q);
-	backenable_result(q, be);
+	(void)str_getq_n(q, &mp, 1);
 	return mp;
 }
 
