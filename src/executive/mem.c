@@ -556,7 +556,6 @@ mblk_t *dupb(mblk_t *bp)
 	return mp;
 }
 
-/* Return a thread's cached objects to the depots (thread exit). */
 /* fork(): no depot lock may be copied taken into the child.  The prepare
  * handler runs after every other library prepare handler (it is
  * registered first), so nothing allocates between it and the fork. */
@@ -578,6 +577,7 @@ void strmem_atfork_child(void)
 		str_depot[cls].lock = 0;
 }
 
+/* Return a thread's cached objects to the depots (thread exit). */
 void strmem_thread_flush(struct strthread *t)
 {
 	for (int cls = 0; cls < STR_NCLASSES; cls++) {

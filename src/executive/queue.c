@@ -499,7 +499,7 @@ mblk_t *str_getq_run(queue_t *q, int *nmsgs)
 		*nmsgs = n;
 		return first;
 	}
-	while ((mp = q->q_first) != NULL && !odd_msg(mp) && !is_hipri(mp)) {
+	while ((mp = q->q_first) != NULL && !odd_msg(mp)) {
 		list_remove(q, mp);
 		if (last != NULL)
 			last->b_next = mp;

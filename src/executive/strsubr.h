@@ -220,7 +220,6 @@ struct strblock {
 	unsigned int b_need;		/* takings in a row that earn the bias:
 					   doubles at each revocation; b_lock */
 };
-#define STRBLOCK_INIT { NULL, STRLOCK_INIT, NULL, NULL, 0, 0 }
 
 extern int str_rcu_membarrier;	/* membarrier(2) usable: cheap entries */
 

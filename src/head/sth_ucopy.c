@@ -191,16 +191,15 @@ static int faulted(void)
 
 int sth_ucopy(void *dst, const void *src, size_t n)
 {
-	sigjmp_buf jb;
-
 	if (n == 0)
 		return 0;
 	if (dst == NULL || src == NULL)
 		return EFAULT;		/* never valid (and memcpy's contract) */
 #if UCOPY_ASM
-	(void)jb;
 	return ucopy_x86(dst, src, n);
 #else
+	sigjmp_buf jb;
+
 	if (sigsetjmp(jb, 0) != 0)
 		return faulted();
 	ucopy_jmp = &jb;
