@@ -273,6 +273,19 @@ static void ep_reset(struct xti_ep *ep, int fd, const struct T_info_ack *ia,
 	ep->ep_acklen = 0;
 }
 
+/* ep has left the table: marked dead (its sleepers woken when wake),
+ * and the table's reference and this thread's cached one dropped. */
+static void ep_gone(struct xti_ep *ep, bool wake)
+{
+	pthread_mutex_lock(&ep->ep_lock);
+	ep->ep_flags |= EPF_DEAD;
+	if (wake)
+		pthread_cond_broadcast(&ep->ep_cv);
+	pthread_mutex_unlock(&ep->ep_lock);
+	tc_forget(ep);
+	xti_put(ep);
+}
+
 struct xti_ep *xti_ep_new(int fd, const struct T_info_ack *ia, int state,
 			  unsigned int qlen)
 {
@@ -301,13 +314,8 @@ struct xti_ep *xti_ep_new(int fd, const struct T_info_ack *ia, int state,
 	old = xti_tab[fd];
 	__atomic_store_n(&xti_tab[fd], ep, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&xti_tab_lock);
-	if (old != NULL) {
-		pthread_mutex_lock(&old->ep_lock);
-		old->ep_flags |= EPF_DEAD;
-		pthread_mutex_unlock(&old->ep_lock);
-		tc_forget(old);
-		xti_put(old);
-	}
+	if (old != NULL)
+		ep_gone(old, false);
 	return ep;
 }
 
@@ -322,13 +330,8 @@ void xti_ep_remove(struct xti_ep *ep)
 		was = true;
 	}
 	pthread_mutex_unlock(&xti_tab_lock);
-	if (!was)
-		return;
-	pthread_mutex_lock(&ep->ep_lock);
-	ep->ep_flags |= EPF_DEAD;
-	pthread_mutex_unlock(&ep->ep_lock);
-	tc_forget(ep);
-	xti_put(ep);
+	if (was)
+		ep_gone(ep, false);
 }
 
 void xti_fd_closed(int fd)
@@ -342,14 +345,8 @@ void xti_fd_closed(int fd)
 	if (ep != NULL)
 		__atomic_store_n(&xti_tab[fd], NULL, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&xti_tab_lock);
-	if (ep == NULL)
-		return;
-	pthread_mutex_lock(&ep->ep_lock);
-	ep->ep_flags |= EPF_DEAD;
-	pthread_cond_broadcast(&ep->ep_cv);
-	pthread_mutex_unlock(&ep->ep_lock);
-	tc_forget(ep);
-	xti_put(ep);
+	if (ep != NULL)
+		ep_gone(ep, true);
 }
 
 /* ---- held messages (ep_lock held) ----
