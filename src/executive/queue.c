@@ -468,20 +468,20 @@ mblk_t *str_getq_if(queue_t *q, bool (*match)(const mblk_t *, void *),
  * (band-0 M_DATA and M_PROTO) at the front of q.  They leave the list but
  * stay counted in q_count/q_mblkcnt: for flow control they are still
  * unread until the reader gives the bytes back with str_qcredit().
- * Returns the first (linked through b_next) and the count in *nmsgs; NULL
- * when the front is not such a message (then QWANTR is set if the queue
- * is empty, as getq does).
+ * Returns the first (linked through b_next); NULL when the front is not
+ * such a message (then QWANTR is set if the queue is empty, as getq
+ * does).  The run's b_prev and b_queue are not cleared (what they hold
+ * is unspecified): the caller clears them as it takes each message.
  *
  * When everything queued is plain (q_nodd == 0, the usual case) the whole
- * list is taken in one step and walked after the lock is let go: a
- * writer appending to the queue meanwhile never waits for a walk over
- * messages whose lines are still in its own CPU's cache.  Otherwise the
- * run is found under the lock, up to the first message that is not plain.
+ * list is taken in one step, with no walk over it: a long run does not
+ * fit in the cache, and a walk here missed on every message only for the
+ * reader to miss again when it read them.  Otherwise the run is found
+ * under the lock, up to the first message that is not plain.
  */
-mblk_t *str_getq_run(queue_t *q, int *nmsgs)
+mblk_t *str_getq_run(queue_t *q)
 {
 	mblk_t *first = NULL, *last = NULL, *mp;
-	int n = 0;
 
 	qlock(q);
 	if (q->q_first != NULL && q->q_nodd == 0) {
@@ -491,12 +491,6 @@ mblk_t *str_getq_run(queue_t *q, int *nmsgs)
 		if (q->q_flag & QWANTR)
 			qf_clr(q, QWANTR);
 		qunlock(q);
-		for (mp = first; mp != NULL; mp = mp->b_next) {
-			mp->b_prev = NULL;
-			mp->b_queue = NULL;
-			n++;
-		}
-		*nmsgs = n;
 		return first;
 	}
 	while ((mp = q->q_first) != NULL && !odd_msg(mp)) {
@@ -506,16 +500,14 @@ mblk_t *str_getq_run(queue_t *q, int *nmsgs)
 		else
 			first = mp;
 		last = mp;
-		n++;
 	}
-	if (n == 0) {
+	if (first == NULL) {
 		if (q->q_first == NULL)
 			qf_set(q, QWANTR);
 	} else if (q->q_flag & QWANTR) {
 		qf_clr(q, QWANTR);
 	}
 	qunlock(q);
-	*nmsgs = n;
 	return first;
 }
 

@@ -507,9 +507,10 @@ mblk_t *str_getq_if(queue_t *q, bool (*match)(const mblk_t *, void *),
 		    void *arg, bool *nonempty);
 
 /* The stream head's read cache (queue.c): take the run of plain band-0
- * messages (M_DATA, M_PROTO) at the front, which stay counted; give the
- * bytes back as they are read; put what is left back. */
-mblk_t *str_getq_run(queue_t *q, int *nmsgs);
+ * messages (M_DATA, M_PROTO) at the front, which stay counted (their
+ * b_prev and b_queue not yet cleared); give the bytes back as they are
+ * read; put what is left back. */
+mblk_t *str_getq_run(queue_t *q);
 
 /* A byte stream's write coalescing (queue.c): mp's bytes (one M_DATA
  * block) appended to q's last message when that is a lone band-0 M_DATA

@@ -56,7 +56,7 @@ int sth_poll_events(struct sthead *sh, int events)
 	qunlock(rq);
 	/* the reader's cache holds ordinary band-0 messages; what is in the
 	 * queue (priority, bands) comes first, so only add */
-	if (!(rev & (POLLIN | POLLPRI)) && sth_rcache_count(sh) > 0)
+	if (!(rev & (POLLIN | POLLPRI)) && sth_rcache_any(sh))
 		rev |= POLLIN | POLLRDNORM;
 	if (fl & (STRHUP | STRPEERGONE | STRCLOSED)) {
 		rev |= POLLHUP;

@@ -421,8 +421,8 @@ static void rcache_drop(struct sthead *sh, bool credit)
 		}
 		freemsg(mp);
 	}
-	sh->sh_rcache = sh->sh_rcache_tail = NULL;
-	__atomic_store_n(&sh->sh_rcache_n, 0, __ATOMIC_RELEASE);
+	sh->sh_rcache = NULL;
+	__atomic_store_n(&sh->sh_rcache_any, 0, __ATOMIC_RELEASE);
 	if (credit)
 		rcredit(sh);
 	else
@@ -456,12 +456,12 @@ static void rcache_flushed(struct sthead *sh)
 	}
 }
 
-int sth_rcache_count(struct sthead *sh)
+bool sth_rcache_any(struct sthead *sh)
 {
 	if (__atomic_load_n(&sh->sh_rflushgen, __ATOMIC_ACQUIRE) !=
 	    __atomic_load_n(&sh->sh_rcache_gen, __ATOMIC_ACQUIRE))
-		return 0;
-	return __atomic_load_n(&sh->sh_rcache_n, __ATOMIC_ACQUIRE);
+		return false;
+	return __atomic_load_n(&sh->sh_rcache_any, __ATOMIC_ACQUIRE) != 0;
 }
 
 /* <sys/strexec.h>: is anything at fd's stream head for a reader?  Two
@@ -481,7 +481,7 @@ int streams_head_queued(int fd)
 	}
 	sh = f->f_sh;
 	r = __atomic_load_n(&sh->sh_sd.sd_rq->q_first, __ATOMIC_ACQUIRE) !=
-	    NULL || sth_rcache_count(sh) > 0 ||
+	    NULL || sth_rcache_any(sh) ||
 	    (sh_flags(sh) & (STRHUP | STRDERR | STPLEX | STRCLOSED)) != 0;
 	str_exit(t);
 	return r;
@@ -492,22 +492,25 @@ void sth_rcache_unload(struct sthead *sh)
 	rcache_check(sh);
 	if (sh->sh_rcache != NULL) {
 		str_putbq_run(sh->sh_sd.sd_rq, sh->sh_rcache);	/* still counted */
-		sh->sh_rcache = sh->sh_rcache_tail = NULL;
-		__atomic_store_n(&sh->sh_rcache_n, 0, __ATOMIC_RELEASE);
+		sh->sh_rcache = NULL;
+		__atomic_store_n(&sh->sh_rcache_any, 0, __ATOMIC_RELEASE);
 	}
 	rcredit(sh);
 }
 
+/* str_getq_run leaves b_prev and b_queue as they were on the queue: they
+ * are cleared here, on a line the reader touches anyway, rather than in a
+ * walk over the whole run when it is taken (a long run does not fit in
+ * the cache: that walk missed on every message). */
 static inline mblk_t *rcache_pop(struct sthead *sh)
 {
 	mblk_t *mp = sh->sh_rcache;
 
 	sh->sh_rcache = mp->b_next;
 	if (sh->sh_rcache == NULL)
-		sh->sh_rcache_tail = NULL;
-	mp->b_next = NULL;
-	__atomic_store_n(&sh->sh_rcache_n, sh->sh_rcache_n - 1,
-			 __ATOMIC_RELEASE);
+		__atomic_store_n(&sh->sh_rcache_any, 0, __ATOMIC_RELEASE);
+	mp->b_next = mp->b_prev = NULL;
+	mp->b_queue = NULL;
 	return mp;
 }
 
@@ -515,10 +518,7 @@ static inline void rcache_push_front(struct sthead *sh, mblk_t *mp)
 {
 	mp->b_next = sh->sh_rcache;
 	sh->sh_rcache = mp;
-	if (sh->sh_rcache_tail == NULL)
-		sh->sh_rcache_tail = mp;
-	__atomic_store_n(&sh->sh_rcache_n, sh->sh_rcache_n + 1,
-			 __ATOMIC_RELEASE);
+	__atomic_store_n(&sh->sh_rcache_any, 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -586,19 +586,15 @@ static mblk_t *rtake(struct sthead *sh, rmatch_fn match, void *arg,
 {
 	queue_t *rq = sh->sh_sd.sd_rq;
 	mblk_t *mp;
-	int n;
 
 	*nonempty = false;
 	*cached = false;
 	rcache_check(sh);
 	if (sh->sh_rcache == NULL) {
-		mp = str_getq_run(rq, &n);
+		mp = str_getq_run(rq);
 		if (mp != NULL) {
 			sh->sh_rcache = mp;
-			while (mp->b_next != NULL)
-				mp = mp->b_next;
-			sh->sh_rcache_tail = mp;
-			__atomic_store_n(&sh->sh_rcache_n, n, __ATOMIC_RELEASE);
+			__atomic_store_n(&sh->sh_rcache_any, 1, __ATOMIC_RELEASE);
 			__atomic_store_n(&sh->sh_rcache_gen,
 					 __atomic_load_n(&sh->sh_rflushgen,
 							 __ATOMIC_ACQUIRE),
@@ -697,7 +693,7 @@ static bool readable(void *arg)
 	struct sthead *sh = arg;
 
 	return __atomic_load_n(&sh->sh_sd.sd_rq->q_first, __ATOMIC_ACQUIRE) ||
-	       sth_rcache_count(sh) > 0 ||
+	       sth_rcache_any(sh) ||
 	       (sh_flags(sh) & (STRHUP | STRDERR | STRCLOSED | STPLEX));
 }
 
@@ -722,7 +718,7 @@ static bool settled(void *arg)
 
 	if (sh_flags(sh) & (STRHUP | STRDERR | STRCLOSED | STPLEX | STRPRI))
 		return true;
-	if (sth_rcache_count(sh) > 0)
+	if (sth_rcache_any(sh))
 		return true;
 	sth_pull(sh, KEV_PULL);		/* another process's ring, say */
 	n = __atomic_load_n(&sh->sh_sd.sd_rq->q_mblkcnt, __ATOMIC_RELAXED);

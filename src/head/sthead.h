@@ -150,8 +150,8 @@ struct sthead {
 	 * lock hold, read before the queue (sth_read.c) */
 	struct strblock sh_rlock STH_LINE;	/* biased to its usual reader */
 	mblk_t *sh_rcache;		/* first cached (b_next); sh_rlock */
-	mblk_t *sh_rcache_tail;		/* sh_rlock */
-	int sh_rcache_n;		/* messages cached; sh_rlock, atomic */
+	int sh_rcache_any;		/* sh_rcache != NULL, for lookers
+					   outside sh_rlock; sh_rlock, atomic */
 	unsigned int sh_rcache_gen;	/* sh_rflushgen when taken; sh_rlock */
 	unsigned long sh_rdebt;		/* bytes read from cached messages, not
 					   yet given back to q_count; sh_rlock */
@@ -334,7 +334,7 @@ void sth_shutdown_stream(struct stdata *sd);
  * held): for ioctls that look at the queue as it is. */
 void sth_rcache_unload(struct sthead *sh);
 /* Messages in the read cache that a reader would still get (racy). */
-int sth_rcache_count(struct sthead *sh);
+bool sth_rcache_any(struct sthead *sh);
 void sth_rcache_free(struct sthead *sh);
 ssize_t sth_read(int fd, const struct iovec *iov, int iovcnt, bool trusted,
 		 bool *handled);
