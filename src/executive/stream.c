@@ -32,7 +32,7 @@
 
 extern void str_qband_free(queue_t *q);
 
-__thread struct stdata *str_frozen_tls;
+__thread struct stdata *str_frozen_tls STR_TLS_IE;
 
 /* ---- queue pairs ---- */
 

@@ -22,7 +22,7 @@
 
 #include "strsubr.h"
 
-__thread struct strthread *str_self_tls;
+__thread struct strthread *str_self_tls STR_TLS_IE;
 
 pthread_mutex_t strthread_lock = PTHREAD_MUTEX_INITIALIZER;
 struct strthread *strthread_list;	/* strthread_lock */

@@ -68,7 +68,7 @@ struct xti_tcache {
 	int depth;			/* calls of the thread lent ep */
 	bool keyed;			/* xti_tc_key set: dropped at exit */
 };
-static __thread struct xti_tcache xti_tc = { NULL, -1, 0, false };
+static __thread struct xti_tcache xti_tc STR_TLS_IE = { NULL, -1, 0, false };
 static pthread_key_t xti_tc_key;	/* its destructor: tc_exit */
 static bool xti_tc_ok;			/* xti_tc_key made; set before
 					   xti_cap */

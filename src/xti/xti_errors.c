@@ -12,7 +12,7 @@
 
 #include "xti_impl.h"
 
-static __thread int xti_errno_tls;
+static __thread int xti_errno_tls __attribute__((tls_model("initial-exec")));
 
 int *_t_errno(void)
 {
