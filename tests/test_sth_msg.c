@@ -9,7 +9,9 @@
  * priority without a control part, ENOSTR, EBADF, ERANGE for a control
  * part over 1024 or a data part over 65536 bytes, EBADMSG for a passed
  * descriptor at the front, a blocking getmsg woken by another thread,
- * and a hung-up stream that, drained, returns empty parts.
+ * and a hung-up stream that, drained, returns empty parts.  The direct
+ * entries libxti uses (streams_getpmsg_direct, streams_putpmsg_direct:
+ * the strbufs used in place) give the same results and errors.
  */
 #include "sth.h"
 
@@ -357,6 +359,81 @@ static void test_einval(void)
 	CHECK_RET(close(fd), 0);
 }
 
+/* streams_getpmsg_direct/streams_putpmsg_direct: getpmsg and putpmsg
+ * with the arguments used in place; the same answers and errors. */
+static void test_direct(void)
+{
+	int fd = open_echo(O_NONBLOCK), pfd[2];
+	struct bufs b;
+	struct strbuf c = { 0, 2, "cc" }, d = { 0, 3, "ddd" };
+
+	CHECK_RET(streams_putpmsg_direct(fd, &c, &d, 0, MSG_BAND), 0);
+	CHECK_RET(streams_putpmsg_direct(fd, NULL, &d, 7, MSG_BAND), 0);
+	CHECK_RET(streams_putpmsg_direct(fd, &c, NULL, 0, MSG_HIPRI), 0);
+	/* high priority first, then band 7, then band 0 */
+	reset(&b, 256, 256);
+	b.flags = MSG_ANY;
+	CHECK_RET(streams_getpmsg_direct(fd, &b.c, &b.d, &b.band, &b.flags), 0);
+	CHECK_EQ(b.flags, MSG_HIPRI);
+	CHECK_EQ(b.c.len, 2);
+	CHECK_EQ(b.d.len, -1);
+	reset(&b, 256, 256);
+	b.flags = MSG_BAND;
+	b.band = 5;
+	CHECK_RET(streams_getpmsg_direct(fd, &b.c, &b.d, &b.band, &b.flags), 0);
+	CHECK_EQ(b.flags, MSG_BAND);
+	CHECK_EQ(b.band, 7);
+	CHECK_EQ(b.c.len, -1);
+	CHECK_EQ(b.d.len, 3);
+	CHECK_MEM(b.db, "ddd", 3);
+	/* a short data buffer: MOREDATA, the rest next time */
+	reset(&b, 256, 2);
+	b.flags = MSG_ANY;
+	CHECK_RET(streams_getpmsg_direct(fd, &b.c, &b.d, &b.band, &b.flags),
+		  MOREDATA);
+	CHECK_EQ(b.c.len, 2);
+	CHECK_EQ(b.d.len, 2);
+	reset(&b, 256, 256);
+	b.flags = MSG_ANY;
+	CHECK_RET(streams_getpmsg_direct(fd, &b.c, &b.d, &b.band, &b.flags), 0);
+	CHECK_EQ(b.d.len, 1);
+	CHECK_MEM(b.db, "d", 1);
+	reset(&b, 256, 256);
+	b.flags = MSG_ANY;
+	CHECK_ERR(streams_getpmsg_direct(fd, &b.c, &b.d, &b.band, &b.flags),
+		  EAGAIN);
+	/* bad arguments */
+	CHECK_ERR(streams_getpmsg_direct(fd, &b.c, &b.d, NULL, &b.flags),
+		  EINVAL);
+	CHECK_ERR(streams_getpmsg_direct(fd, &b.c, &b.d, &b.band, NULL),
+		  EINVAL);
+	b.flags = MSG_HIPRI | MSG_ANY;
+	CHECK_ERR(streams_getpmsg_direct(fd, &b.c, &b.d, &b.band, &b.flags),
+		  EINVAL);
+	CHECK_ERR(streams_putpmsg_direct(fd, &c, &d, 256, MSG_BAND), EINVAL);
+	CHECK_ERR(streams_putpmsg_direct(fd, &c, &d, 0, MSG_ANY), EINVAL);
+	CHECK_ERR(streams_putpmsg_direct(fd, NULL, &d, 0, MSG_HIPRI), EINVAL);
+	/* a bad data buffer is still caught */
+	d.buf = (char *)8;
+	CHECK_ERR(streams_putpmsg_direct(fd, NULL, &d, 0, MSG_BAND), EFAULT);
+	CHECK_RET(nread(fd, NULL), 0);
+	/* not a stream, not a descriptor */
+	CHECK_RET(socketpair(AF_UNIX, SOCK_STREAM, 0, pfd), 0);
+	reset(&b, 256, 256);
+	b.flags = MSG_ANY;
+	CHECK_ERR(streams_getpmsg_direct(pfd[0], &b.c, &b.d, &b.band,
+					 &b.flags), ENOSTR);
+	CHECK_ERR(streams_putpmsg_direct(pfd[0], &c, NULL, 0, MSG_BAND),
+		  ENOSTR);
+	CHECK_RET(close(pfd[0]), 0);
+	CHECK_RET(close(pfd[1]), 0);
+	CHECK_ERR(streams_getpmsg_direct(pfd[0], &b.c, &b.d, &b.band,
+					 &b.flags), EBADF);
+	CHECK_ERR(streams_putpmsg_direct(pfd[0], &c, NULL, 0, MSG_BAND),
+		  EBADF);
+	CHECK_RET(close(fd), 0);
+}
+
 static void test_errors(void)
 {
 	int fd = open_echo(O_NONBLOCK), nul, sv[2], closed;
@@ -513,6 +590,7 @@ int main(void)
 	test_priority();
 	test_bands();
 	test_einval();
+	test_direct();
 	test_errors();
 	test_ebadmsg();
 	test_blocking_and_hangup();

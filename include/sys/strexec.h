@@ -63,6 +63,18 @@ int streams_stats(struct strstats *st);
  * not sent up yet is not counted. */
 int streams_head_queued(int fd);
 
+/* getpmsg and putpmsg for a library that builds the arguments itself
+ * (libxti): the strbuf structures, *bandp and *flagsp are the caller's
+ * own memory and are used in place, where getpmsg/putpmsg copy each in and
+ * out so that a bad pointer is EFAULT (eight small guarded copies per
+ * getpmsg).  The buffers they point to are still guarded.  Results,
+ * errors and errno as getpmsg/putpmsg. */
+struct strbuf;
+int streams_getpmsg_direct(int fd, struct strbuf *ctl, struct strbuf *dat,
+			   int *bandp, int *flagsp);
+int streams_putpmsg_direct(int fd, const struct strbuf *ctl,
+			   const struct strbuf *dat, int band, int flags);
+
 /* Number of scheduler worker threads (default: one per CPU, or the
  * environment variable STREAMS_WORKERS).  0 means service procedures run
  * only on the way out of library calls and in streams_run(). */

@@ -1229,6 +1229,14 @@ int sth_getpmsg(int fd, struct strbuf *uctl, struct strbuf *udat,
 	return r;
 }
 
+int streams_getpmsg_direct(int fd, struct strbuf *ctl, struct strbuf *dat,
+			   int *bandp, int *flagsp)
+{
+	if (bandp == NULL || flagsp == NULL)
+		return sth_err(EINVAL);
+	return getpmsg_local(fd, ctl, dat, bandp, flagsp, true);
+}
+
 /* getmsg on local copies of the arguments (buffers are still the
  * application's). */
 static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,

@@ -380,24 +380,14 @@ out:
 #undef c
 }
 
-int sth_putpmsg(int fd, const struct strbuf *uctl, const struct strbuf *udat,
-		int band, int flags, bool pmsg)
+/* putmsg/putpmsg on strbufs in the library's hands. */
+static int putpmsg_direct(int fd, const struct strbuf *ctl,
+			  const struct strbuf *dat, int band, int flags,
+			  bool pmsg)
 {
 	struct wctx c = { NULL, NULL, NULL, false };
-	struct strbuf lctl, ldat, *ctl = NULL, *dat = NULL;
 	int err;
 
-	/* the strbufs themselves, copied in: a bad pointer is EFAULT */
-	if (uctl != NULL) {
-		if (sth_ucopy(&lctl, uctl, sizeof(lctl)) != 0)
-			return sth_err(EFAULT);
-		ctl = &lctl;
-	}
-	if (udat != NULL) {
-		if (sth_ucopy(&ldat, udat, sizeof(ldat)) != 0)
-			return sth_err(EFAULT);
-		dat = &ldat;
-	}
 	c.t = str_enter();
 	if ((c.f = sth_lookup(fd)) == NULL) {
 		str_exit(c.t);
@@ -409,6 +399,26 @@ int sth_putpmsg(int fd, const struct strbuf *uctl, const struct strbuf *udat,
 	if (c.held)
 		sth_file_rele(c.f);
 	return err ? sth_err(err) : 0;
+}
+
+int sth_putpmsg(int fd, const struct strbuf *uctl, const struct strbuf *udat,
+		int band, int flags, bool pmsg)
+{
+	struct strbuf lctl, ldat;
+
+	/* the strbufs themselves, copied in: a bad pointer is EFAULT */
+	if (uctl != NULL && sth_ucopy(&lctl, uctl, sizeof(lctl)) != 0)
+		return sth_err(EFAULT);
+	if (udat != NULL && sth_ucopy(&ldat, udat, sizeof(ldat)) != 0)
+		return sth_err(EFAULT);
+	return putpmsg_direct(fd, uctl != NULL ? &lctl : NULL,
+			      udat != NULL ? &ldat : NULL, band, flags, pmsg);
+}
+
+int streams_putpmsg_direct(int fd, const struct strbuf *ctl,
+			   const struct strbuf *dat, int band, int flags)
+{
+	return putpmsg_direct(fd, ctl, dat, band, flags, true);
 }
 
 /* I_FDINSERT: putmsg with fdq's address at fdoff of the control part;

@@ -392,7 +392,7 @@ static int rd_once(int fd, struct xti_rd *r, int *band, int *flags,
 	d.buf = r->dbuf != NULL ? r->dbuf + dl : NULL;
 	*band = 0;
 	*flags = MSG_ANY;
-	rv = getpmsg(fd, &c, &d, band, flags);
+	rv = streams_getpmsg_direct(fd, &c, &d, band, flags);
 	*clen = c.len;
 	*dlen = d.len;
 	return rv;
@@ -638,8 +638,8 @@ int xti_putmsg(int fd, const void *ctl, int clen, const void *dat,
 	struct strbuf c = { 0, clen, (char *)ctl };
 	struct strbuf d = { 0, dlen, (char *)dat };
 
-	if (putpmsg(fd, clen >= 0 ? &c : NULL, dlen >= 0 ? &d : NULL, band,
-		    MSG_BAND) == 0)
+	if (streams_putpmsg_direct(fd, clen >= 0 ? &c : NULL,
+				   dlen >= 0 ? &d : NULL, band, MSG_BAND) == 0)
 		return 0;
 	if (errno == EAGAIN)
 		return xti_err(TFLOW);
