@@ -23,6 +23,10 @@
  * on an endpoint while another thread closes it: every call that starts
  * after the close fails TBADF, none succeeds, and once the number names
  * a new unbound endpoint they fail TOUTSTATE.
+ *
+ * fork() while a thread of the parent sleeps in t_rcv: in the child that
+ * reader does not exist, and a request that waits for its ack there
+ * (t_snddis) completes instead of waiting for the reader to hand it over.
  */
 #include "ferry.h"
 
@@ -606,6 +610,94 @@ static void test_cache_fork(void)
 	CHECK_RET(t_close(b), 0);
 }
 
+struct co_reader {
+	int fd, r;
+	pid_t tid;
+	pthread_t th;
+};
+
+static void *co_reader_main(void *arg)
+{
+	struct co_reader *rd = arg;
+	char buf[16];
+	int flags;
+
+	__atomic_store_n(&rd->tid, my_tid(), __ATOMIC_RELEASE);
+	rd->r = t_rcv(rd->fd, buf, sizeof(buf), &flags);
+	return NULL;
+}
+
+/* A connection through /dev/ticots: *srv accepted on the listener. */
+static void co_pair(const char *name, int *srv, int *cli)
+{
+	struct t_call sc, lc, ac;
+	char buf[64];
+
+	*srv = t_open(COTS, O_RDWR, NULL);
+	*cli = t_open(COTS, O_RDWR | O_NONBLOCK, NULL);
+	REQUIRE(*srv >= 0 && *cli >= 0);
+	REQUIRE(xt_bind(*srv, name, 1, NULL, NULL) == 1);
+	REQUIRE(xt_bind(*cli, NULL, 0, NULL, NULL) == 0);
+	memset(&sc, 0, sizeof(sc));
+	sc.addr.buf = (char *)name;
+	sc.addr.len = (unsigned)strlen(name);
+	CHECK_TERR(t_connect(*cli, &sc, NULL), TNODATA);
+	memset(&lc, 0, sizeof(lc));
+	lc.addr.buf = buf;
+	lc.addr.maxlen = sizeof(buf);
+	REQUIRE(t_listen(*srv, &lc) == 0);
+	memset(&ac, 0, sizeof(ac));
+	ac.sequence = lc.sequence;
+	REQUIRE(t_accept(*srv, *srv, &ac) == 0);
+	CHECK_EQ(xt_look_wait(*cli), T_CONNECT);
+	REQUIRE(t_rcvconnect(*cli, NULL) == 0);
+}
+
+/* fork() while a thread sleeps in t_rcv: the child's t_snddis waits for
+ * its T_OK_ACK, which the parent's reader would have handed over; in the
+ * child there is no such reader, and the request must still complete. */
+static void test_fork_reader(void)
+{
+	struct co_reader rd = { -1, -2, 0, 0 };
+	struct xti_ep *ep;
+	int srv, cli, st;
+	pid_t pid;
+
+	co_pair("fork-rd", &srv, &cli);
+	rd.fd = srv;
+	ep = ep_at(srv);
+	REQUIRE(ep != NULL);
+	REQUIRE(pthread_create(&rd.th, NULL, co_reader_main, &rd) == 0);
+	while (__atomic_load_n(&rd.tid, __ATOMIC_ACQUIRE) == 0)
+		pause_ms(1);
+	for (int i = 0; i < 5000 &&
+	     __atomic_load_n(&ep->ep_rd_active, __ATOMIC_SEQ_CST) != 1; i++)
+		pause_ms(1);
+	CHECK_EQ(__atomic_load_n(&ep->ep_rd_active, __ATOMIC_SEQ_CST), 1);
+	CHECK(wait_blocked(rd.tid));
+	fflush(stderr);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		int bad = 0;
+
+		alarm(10);		/* a hang is a failure */
+		if (t_snddis(srv, NULL) != 0)
+			bad |= 1;
+		if (t_getstate(srv) != T_IDLE)
+			bad |= 2;
+		_exit(bad);
+	}
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st), 0);
+	/* the parent's reader is still there and gets its data */
+	CHECK_RET(t_snd(cli, "wake", 4, 0), 4);
+	pthread_join(rd.th, NULL);
+	CHECK_EQ(rd.r, 4);
+	CHECK_RET(t_close(cli), 0);
+	CHECK_RET(t_close(srv), 0);
+}
+
 /* Threads sending datagrams to their own endpoint and receiving them
  * while the main thread closes it.  A call in flight at the close fails
  * as the stream says; every call that starts after t_close has returned
@@ -732,6 +824,7 @@ int main(void)
 	test_cache_same_thread();
 	test_cache_other_thread();
 	test_cache_fork();
+	test_fork_reader();
 	test_cache_close_race();
 	T_DONE();
 }

@@ -37,7 +37,12 @@
  * reference on a miss and leaves the cache alone.  After fork() the
  * child's only thread keeps its cache (the table and the counts are
  * copied with it); the references of the threads that did not follow
- * only keep those endpoints' memory.
+ * only keep those endpoints' memory.  What those threads were doing
+ * inside an endpoint is forgotten in the child (fork_child): a reader's
+ * count in ep_rd_active, an ack read or a request in flight, a lock or
+ * condition variable they held or waited on; otherwise the child's first
+ * request would wait for an ack that a reader which is not there was
+ * to take.
  *
  * Lock order: xti_tab_lock alone (never with an ep_lock).
  */
@@ -58,6 +63,8 @@
 static struct xti_ep **xti_tab;		/* [fd]; atomic entries */
 static int xti_cap;			/* atomic; 0 before init */
 static pthread_mutex_t xti_tab_lock = PTHREAD_MUTEX_INITIALIZER;
+static int xti_hifd = -1;		/* highest fd ever in the table;
+					   xti_tab_lock */
 static struct xti_ep *xti_free;		/* recycled endpoints; xti_tab_lock */
 static pthread_once_t xti_once = PTHREAD_ONCE_INIT;
 
@@ -73,6 +80,25 @@ static pthread_key_t xti_tc_key;	/* its destructor: tc_exit */
 static bool xti_tc_ok;			/* xti_tc_key made; set before
 					   xti_cap */
 static void tc_exit(void *arg);
+
+/* The child of fork(): its only thread is not inside libxti (fork is not
+ * called from it), so every endpoint is idle there whatever the parent's
+ * other threads were doing. */
+static void fork_child(void)
+{
+	pthread_mutex_init(&xti_tab_lock, NULL);
+	for (int fd = 0; fd <= xti_hifd && fd < xti_cap; fd++) {
+		struct xti_ep *ep = xti_tab[fd];
+
+		if (ep == NULL)
+			continue;
+		pthread_mutex_init(&ep->ep_lock, NULL);
+		pthread_cond_init(&ep->ep_cv, NULL);
+		ep->ep_rd_active = 0;
+		ep->ep_ack_reading = false;
+		ep->ep_req_busy = false;
+	}
+}
 
 static void init_once(void)
 {
@@ -92,6 +118,7 @@ static void init_once(void)
 		__atomic_store_n(&xti_cap, (int)cap, __ATOMIC_RELEASE);
 	sth_ucopy_init();
 	sth_set_closed_hook(xti_fd_closed);
+	pthread_atfork(NULL, NULL, fork_child);
 }
 
 void xti_init(void)
@@ -313,6 +340,8 @@ struct xti_ep *xti_ep_new(int fd, const struct T_info_ack *ia, int state,
 	pthread_mutex_lock(&xti_tab_lock);
 	old = xti_tab[fd];
 	__atomic_store_n(&xti_tab[fd], ep, __ATOMIC_RELEASE);
+	if (fd > xti_hifd)
+		xti_hifd = fd;
 	pthread_mutex_unlock(&xti_tab_lock);
 	if (old != NULL)
 		ep_gone(old, false);
