@@ -359,6 +359,15 @@ static void test_einval(void)
 	CHECK_RET(close(fd), 0);
 }
 
+/* streams_getpmsg_direct into b (a 256-byte control buffer) */
+static int dget(int fd, struct bufs *b, int dmax, int flags, int band)
+{
+	reset(b, 256, dmax);
+	b->flags = flags;
+	b->band = band;
+	return streams_getpmsg_direct(fd, &b->c, &b->d, &b->band, &b->flags);
+}
+
 /* streams_getpmsg_direct/streams_putpmsg_direct: getpmsg and putpmsg
  * with the arguments used in place; the same answers and errors. */
 static void test_direct(void)
@@ -371,45 +380,30 @@ static void test_direct(void)
 	CHECK_RET(streams_putpmsg_direct(fd, NULL, &d, 7, MSG_BAND), 0);
 	CHECK_RET(streams_putpmsg_direct(fd, &c, NULL, 0, MSG_HIPRI), 0);
 	/* high priority first, then band 7, then band 0 */
-	reset(&b, 256, 256);
-	b.flags = MSG_ANY;
-	CHECK_RET(streams_getpmsg_direct(fd, &b.c, &b.d, &b.band, &b.flags), 0);
+	CHECK_RET(dget(fd, &b, 256, MSG_ANY, 0), 0);
 	CHECK_EQ(b.flags, MSG_HIPRI);
 	CHECK_EQ(b.c.len, 2);
 	CHECK_EQ(b.d.len, -1);
-	reset(&b, 256, 256);
-	b.flags = MSG_BAND;
-	b.band = 5;
-	CHECK_RET(streams_getpmsg_direct(fd, &b.c, &b.d, &b.band, &b.flags), 0);
+	CHECK_RET(dget(fd, &b, 256, MSG_BAND, 5), 0);
 	CHECK_EQ(b.flags, MSG_BAND);
 	CHECK_EQ(b.band, 7);
 	CHECK_EQ(b.c.len, -1);
 	CHECK_EQ(b.d.len, 3);
 	CHECK_MEM(b.db, "ddd", 3);
 	/* a short data buffer: MOREDATA, the rest next time */
-	reset(&b, 256, 2);
-	b.flags = MSG_ANY;
-	CHECK_RET(streams_getpmsg_direct(fd, &b.c, &b.d, &b.band, &b.flags),
-		  MOREDATA);
+	CHECK_RET(dget(fd, &b, 2, MSG_ANY, 0), MOREDATA);
 	CHECK_EQ(b.c.len, 2);
 	CHECK_EQ(b.d.len, 2);
-	reset(&b, 256, 256);
-	b.flags = MSG_ANY;
-	CHECK_RET(streams_getpmsg_direct(fd, &b.c, &b.d, &b.band, &b.flags), 0);
+	CHECK_RET(dget(fd, &b, 256, MSG_ANY, 0), 0);
 	CHECK_EQ(b.d.len, 1);
 	CHECK_MEM(b.db, "d", 1);
-	reset(&b, 256, 256);
-	b.flags = MSG_ANY;
-	CHECK_ERR(streams_getpmsg_direct(fd, &b.c, &b.d, &b.band, &b.flags),
-		  EAGAIN);
+	CHECK_ERR(dget(fd, &b, 256, MSG_ANY, 0), EAGAIN);
 	/* bad arguments */
 	CHECK_ERR(streams_getpmsg_direct(fd, &b.c, &b.d, NULL, &b.flags),
 		  EINVAL);
 	CHECK_ERR(streams_getpmsg_direct(fd, &b.c, &b.d, &b.band, NULL),
 		  EINVAL);
-	b.flags = MSG_HIPRI | MSG_ANY;
-	CHECK_ERR(streams_getpmsg_direct(fd, &b.c, &b.d, &b.band, &b.flags),
-		  EINVAL);
+	CHECK_ERR(dget(fd, &b, 256, MSG_HIPRI | MSG_ANY, 0), EINVAL);
 	CHECK_ERR(streams_putpmsg_direct(fd, &c, &d, 256, MSG_BAND), EINVAL);
 	CHECK_ERR(streams_putpmsg_direct(fd, &c, &d, 0, MSG_ANY), EINVAL);
 	CHECK_ERR(streams_putpmsg_direct(fd, NULL, &d, 0, MSG_HIPRI), EINVAL);
@@ -419,16 +413,12 @@ static void test_direct(void)
 	CHECK_RET(nread(fd, NULL), 0);
 	/* not a stream, not a descriptor */
 	CHECK_RET(socketpair(AF_UNIX, SOCK_STREAM, 0, pfd), 0);
-	reset(&b, 256, 256);
-	b.flags = MSG_ANY;
-	CHECK_ERR(streams_getpmsg_direct(pfd[0], &b.c, &b.d, &b.band,
-					 &b.flags), ENOSTR);
+	CHECK_ERR(dget(pfd[0], &b, 256, MSG_ANY, 0), ENOSTR);
 	CHECK_ERR(streams_putpmsg_direct(pfd[0], &c, NULL, 0, MSG_BAND),
 		  ENOSTR);
 	CHECK_RET(close(pfd[0]), 0);
 	CHECK_RET(close(pfd[1]), 0);
-	CHECK_ERR(streams_getpmsg_direct(pfd[0], &b.c, &b.d, &b.band,
-					 &b.flags), EBADF);
+	CHECK_ERR(dget(pfd[0], &b, 256, MSG_ANY, 0), EBADF);
 	CHECK_ERR(streams_putpmsg_direct(pfd[0], &c, NULL, 0, MSG_BAND),
 		  EBADF);
 	CHECK_RET(close(fd), 0);

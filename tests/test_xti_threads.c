@@ -610,23 +610,6 @@ static void test_cache_fork(void)
 	CHECK_RET(t_close(b), 0);
 }
 
-struct co_reader {
-	int fd, r;
-	pid_t tid;
-	pthread_t th;
-};
-
-static void *co_reader_main(void *arg)
-{
-	struct co_reader *rd = arg;
-	char buf[16];
-	int flags;
-
-	__atomic_store_n(&rd->tid, my_tid(), __ATOMIC_RELEASE);
-	rd->r = t_rcv(rd->fd, buf, sizeof(buf), &flags);
-	return NULL;
-}
-
 /* A connection through /dev/ticots: *srv accepted on the listener. */
 static void co_pair(const char *name, int *srv, int *cli)
 {
@@ -658,16 +641,17 @@ static void co_pair(const char *name, int *srv, int *cli)
  * child there is no such reader, and the request must still complete. */
 static void test_fork_reader(void)
 {
-	struct co_reader rd = { -1, -2, 0, 0 };
+	struct reader rd;
 	struct xti_ep *ep;
 	int srv, cli, st;
 	pid_t pid;
 
 	co_pair("fork-rd", &srv, &cli);
+	memset(&rd, 0, sizeof(rd));
 	rd.fd = srv;
 	ep = ep_at(srv);
 	REQUIRE(ep != NULL);
-	REQUIRE(pthread_create(&rd.th, NULL, co_reader_main, &rd) == 0);
+	REQUIRE(pthread_create(&rd.th, NULL, rcv_main, &rd) == 0);
 	while (__atomic_load_n(&rd.tid, __ATOMIC_ACQUIRE) == 0)
 		pause_ms(1);
 	for (int i = 0; i < 5000 &&
