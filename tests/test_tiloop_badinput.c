@@ -186,7 +186,7 @@ static void test_random(void)
 	unsigned int seed = 12345;
 	unsigned char ctl[96], dat[64];
 	struct tmsg *m = tm_new();
-	int fds[3];
+	int fds[3] = { -1, -1, -1 };
 
 	for (int i = 0; i < 1000; i++) {
 		const char *dev = devs[rand_r(&seed) % 3];

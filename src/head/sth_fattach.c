@@ -299,7 +299,7 @@ static int connld_pipe(struct sthead *sh, uid_t uid, gid_t gid,
 	int p[2], err;
 
 	if (sth_pipe(p) != 0)
-		return errno;
+		return errno != 0 ? errno : EMFILE;
 	if (fds != NULL) {
 		/* the opener's end crosses first, so nothing written on
 		 * the server's end is left in this process's copy */
