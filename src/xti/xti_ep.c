@@ -39,10 +39,10 @@
  * copied with it); the references of the threads that did not follow
  * only keep those endpoints' memory.  What those threads were doing
  * inside an endpoint is forgotten in the child (fork_child): a reader's
- * count in ep_rd_active, an ack read or a request in flight, a lock or
- * condition variable they held or waited on; otherwise the child's first
- * request would wait for an ack that a reader which is not there was
- * to take.
+ * count in ep_rd_active, an ack being read or taken for a request in
+ * flight, a lock or condition variable they held or waited on;
+ * otherwise the child's first request would wait for an ack that a
+ * reader which is not there was to take.
  *
  * Lock order: xti_tab_lock alone (never with an ep_lock).
  */
@@ -97,6 +97,7 @@ static void fork_child(void)
 		ep->ep_rd_active = 0;
 		ep->ep_ack_reading = false;
 		ep->ep_req_busy = false;
+		ep->ep_ack_have = false;	/* a vanished request's */
 	}
 }
 
