@@ -3,7 +3,9 @@
  * over 127.0.0.1 and ::1: data both ways; T_MORE (no boundaries on a
  * byte stream: the bytes arrive in order); expedited data (TCP urgent
  * data: only the last byte of a T_EXPEDITED send is urgent, the bytes
- * before it arrive as normal data); orderly release started by either
+ * before it arrive as normal data; an urgent byte sent alone once
+ * everything before it was read is still expedited); orderly release
+ * started by either
  * side (t_sndrel / t_rcvrel); t_close right after t_sndrel (the data and
  * the release still arrive); abortive release (t_snddis: the peer sees
  * T_DISCONNECT, ECONNRESET); an endpoint connecting again after its
@@ -94,6 +96,36 @@ static void test_expedited(void)
 	CHECK_EQ(ne, 1);
 	CHECK_MEM(normal, "urgenafter", 10);
 	CHECK_EQ(ex[0], 't');
+	CHECK_RET(t_close(c), 0);
+	CHECK_RET(t_close(s), 0);
+}
+
+/* Everything sent so far has been read; then an urgent byte comes alone:
+ * the first byte a read finds is at the mark, and it is still expedited
+ * data (a read does not stop before it: the provider has to ask). */
+static void test_expedited_alone(void)
+{
+	char buf[8];
+	int c, s, flags, r;
+	long end;
+
+	REQUIRE(xt_pair(&c, &s) == 0);
+	for (int round = 0; round < 3; round++) {
+		CHECK_RET(t_snd(c, "ab", 2, 0), 2);
+		CHECK_RET(xt_rcv_all(s, buf, 2), 0);
+		CHECK_MEM(buf, "ab", 2);
+		pause_ms(20);		/* the provider found the socket empty */
+		CHECK_RET(t_snd(c, "!", 1, T_EXPEDITED), 1);
+		end = now_ms() + 5000;
+		CHECK_RET(set_nonblock(s, true), 0);
+		while ((r = t_rcv(s, buf, sizeof(buf), &flags)) < 0 &&
+		       t_errno == TNODATA && now_ms() < end)
+			pause_ms(1);
+		CHECK_RET(set_nonblock(s, false), 0);
+		CHECK_EQ(r, 1);
+		CHECK_EQ(buf[0], '!');
+		CHECK(flags & T_EXPEDITED);
+	}
 	CHECK_RET(t_close(c), 0);
 	CHECK_RET(t_close(s), 0);
 }
@@ -504,6 +536,7 @@ int main(void)
 	FOR_EACH_CFG({
 		test_more();
 		test_expedited();
+		test_expedited_alone();
 		test_orderly();
 		test_close_after_release();
 		test_abortive();
