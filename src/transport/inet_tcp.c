@@ -99,12 +99,11 @@
  * forgets it: data would be lost.)  A read that starts at the mark does
  * not stop (the urgent byte alone after everything before it was read,
  * the usual interrupt; or a read that ended exactly at the mark), so
- * the puller asks SIOCATMARK before every read too: one more system
- * call per read, about 7% of a 1-byte round trip with both ends on one
- * CPU, nothing measurable in streaming.  Limits: an urgent byte that
- * arrives between that look and the read is read as normal data; a
- * second urgent byte before the first is read moves the mark (TCP has
- * one urgent pointer).
+ * after the socket was found empty the puller peeks at one byte and
+ * asks SIOCATMARK before it reads, and after a read that filled its
+ * blocks it asks SIOCATMARK (rx_next).  Limit: a second urgent byte
+ * before the first is read moves the mark (TCP has one urgent
+ * pointer).
  *
  * Abortive release.  T_DISCON_REQ on a connection sets SO_LINGER {1, 0}
  * and replaces the socket (the old one's close sends a reset), discards
@@ -224,9 +223,11 @@ struct tcp_pp {
 	int wblocked;			/* atomic: waiting for POLLOUT */
 	int relisten;			/* atomic: a listener's connection
 					   ended; listen again once drained */
-	bool rx_urgtaken;		/* rlock: the urgent byte at the mark
-					   was just sent up, the next is
-					   ordinary data */
+	bool rx_empty;			/* rlock: the socket was found empty
+					   or drained: peek before the next
+					   read (rx_next) */
+	bool rx_atmark;			/* rlock: the last read filled its
+					   blocks: look for the mark first */
 	int rx_quiet;			/* atomic: the socket was found empty
 					   and POLLIN armed, not reported yet:
 					   a look (KEV_LOOK) has nothing to
@@ -400,7 +401,8 @@ static int renew(struct inet_ep *ep, bool reset)
 	if (err != 0)
 		return err;
 	pp->stale = false;
-	pp->rx_urgtaken = false;	/* (no puller: see above) */
+	pp->rx_empty = true;		/* (no puller: see above) */
+	pp->rx_atmark = false;
 	STORE(pp->werr, 0);
 	STORE(pp->rx_ok, 0);
 	STORE(pp->wcon, 0);
@@ -1137,6 +1139,46 @@ static bool rx_mark(struct inet_ep *ep)
 	return true;
 }
 
+/*
+ * The next read (rlock held): rx_data's result, or 1 when the urgent
+ * byte at the mark went up alone instead.  A read that starts at the mark
+ * does not stop there (SO_OOBINLINE) and would take the urgent byte as
+ * ordinary data, so first:
+ *  - after the socket was found empty (rx_empty), a 1-byte MSG_PEEK, then
+ *    SIOCATMARK.  Once a byte is there the next read starts at it, so
+ *    what SIOCATMARK says holds for that read; SIOCATMARK alone, on an
+ *    empty socket, would race with an urgent byte arriving before the
+ *    read.  An empty socket costs the peek in place of the read.
+ *  - after a read that filled its blocks exactly with more in the
+ *    kernel (rx_atmark), SIOCATMARK: the next byte may be at the mark.
+ */
+static ssize_t rx_next(struct inet_ep *ep, int *err, int *inq)
+{
+	struct tcp_pp *pp = PP(ep);
+	bool look = pp->rx_atmark;
+	unsigned char c;
+
+	pp->rx_atmark = false;
+	if (pp->rx_empty) {
+		ssize_t p;
+
+		do
+			p = recv(sock(ep), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+		while (p < 0 && errno == EINTR);
+		if (p < 0) {
+			*err = errno == EWOULDBLOCK ? EAGAIN : errno;
+			return -1;
+		}
+		pp->rx_empty = false;
+		look = p > 0;		/* (0: end of file, read below) */
+	}
+	if (look && rx_mark(ep)) {
+		pp->rx_empty = true;	/* (maybe: look again) */
+		return 1;
+	}
+	return rx_data(ep, err, inq);
+}
+
 /* The peer's FIN (rlock held). */
 static void rx_eof(struct inet_ep *ep)
 {
@@ -1211,19 +1253,15 @@ static void pull_locked(struct inet_ep *ep, bool arm)
 				(void)str_kev_rearm(&ep->ke, POLLIN);
 			return;
 		}
-		/* a read that starts at the mark reads the urgent byte as
-		 * ordinary data: look first, unless an urgent byte was just
-		 * taken (the next is ordinary) */
-		if (!pp->rx_urgtaken && rx_mark(ep)) {
-			pp->rx_urgtaken = true;
-			continue;
-		}
-		pp->rx_urgtaken = false;
-		r = rx_data(ep, &err, &inq);
+		r = rx_next(ep, &err, &inq);
 		if (r > 0) {
-			if (inq != 0 && (size_t)r % pp->rbsize != 0)
-				pp->rx_urgtaken = rx_mark(ep);	/* stopped
-							   short of more */
+			if (inq == 0 || inq < 0)
+				pp->rx_empty = true;	/* drained */
+			else if ((size_t)r % pp->rbsize != 0)
+				rx_mark(ep);	/* stopped short of more */
+			else
+				pp->rx_atmark = true;	/* filled: the next
+							   byte may be it */
 			continue;
 		}
 		if (r == 0) {
@@ -1234,6 +1272,7 @@ static void pull_locked(struct inet_ep *ep, bool arm)
 			return;
 		}
 		if (err == EAGAIN) {
+			pp->rx_empty = true;
 			if (arm) {
 				/* (before arming: a report clears it) */
 				STORE(pp->rx_quiet, 1);
@@ -1321,6 +1360,8 @@ static void conn_done(struct inet_ep *ep)
 		ep->state = TS_DATA_XFER;
 		inet_up(ep, con);
 		STORE(pp->rx_quiet, 0);
+		pp->rx_empty = true;	/* (no puller before rx_ok) */
+		pp->rx_atmark = false;
 		STORE(pp->rx_ok, 1);
 		up = true;
 	} else {
@@ -1536,6 +1577,8 @@ static void tcp_conn_res(struct inet_ep *ep, mblk_t *mp)
 	free(p);
 	inet_ok_ack(ep, mp, T_CONN_RES);
 	STORE(ap->rx_quiet, 0);
+	ap->rx_empty = true;		/* (no puller before rx_ok) */
+	ap->rx_atmark = false;
 	STORE(ap->rx_ok, 1);
 	unlock2(ep, acc);
 	strunlock(&pp->rlock);
