@@ -99,9 +99,9 @@
  * forgets it: data would be lost.)  A read that starts at the mark does
  * not stop (the urgent byte alone after everything before it was read,
  * the usual interrupt; or a read that ended exactly at the mark), so
- * after the socket was found empty the puller peeks at one byte and
- * asks SIOCATMARK before it reads, and after a read that filled its
- * blocks it asks SIOCATMARK (rx_next).  Limit: a second urgent byte
+ * after the socket was found empty the puller polls it first (POLLPRI
+ * says an urgent byte is in it: then SIOCATMARK before the read), and
+ * after a read that filled its blocks it asks SIOCATMARK (rx_next).  Limit: a second urgent byte
  * before the first is read moves the mark (TCP has one urgent
  * pointer).
  *
@@ -164,6 +164,7 @@
 #include <netinet/tcp.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -224,7 +225,7 @@ struct tcp_pp {
 	int relisten;			/* atomic: a listener's connection
 					   ended; listen again once drained */
 	bool rx_empty;			/* rlock: the socket was found empty
-					   or drained: peek before the next
+					   or drained: poll before the next
 					   read (rx_next) */
 	bool rx_atmark;			/* rlock: the last read filled its
 					   blocks: look for the mark first */
@@ -1144,33 +1145,44 @@ static bool rx_mark(struct inet_ep *ep)
  * byte at the mark went up alone instead.  A read that starts at the mark
  * does not stop there (SO_OOBINLINE) and would take the urgent byte as
  * ordinary data, so first:
- *  - after the socket was found empty (rx_empty), a 1-byte MSG_PEEK, then
- *    SIOCATMARK.  Once a byte is there the next read starts at it, so
- *    what SIOCATMARK says holds for that read; SIOCATMARK alone, on an
- *    empty socket, would race with an urgent byte arriving before the
- *    read.  An empty socket costs the peek in place of the read.
+ *  - after the socket was found empty (rx_empty), a poll of it: nothing,
+ *    and the pull ends as a read would have (EAGAIN); data without
+ *    POLLPRI (no urgent byte anywhere in it), and the read is safe, for
+ *    an urgent byte that comes after what is there now is behind it and
+ *    the read stops before it; data with POLLPRI, and SIOCATMARK says
+ *    whether the first byte is the urgent one (it is there, so the answer
+ *    holds for the read).  SIOCATMARK alone on an empty socket would race
+ *    with an urgent byte arriving before the read.
  *  - after a read that filled its blocks exactly with more in the
  *    kernel (rx_atmark), SIOCATMARK: the next byte may be at the mark.
+ * The poll is a system call (the kernel's, not the library's poll) in
+ * place of the read that would have found nothing.
  */
 static ssize_t rx_next(struct inet_ep *ep, int *err, int *inq)
 {
 	struct tcp_pp *pp = PP(ep);
 	bool look = pp->rx_atmark;
-	unsigned char c;
 
 	pp->rx_atmark = false;
 	if (pp->rx_empty) {
-		ssize_t p;
+		struct pollfd p = { sock(ep), POLLIN | POLLPRI, 0 };
+		struct timespec zero = { 0, 0 };
+		long n;
 
 		do
-			p = recv(sock(ep), &c, 1, MSG_PEEK | MSG_DONTWAIT);
-		while (p < 0 && errno == EINTR);
-		if (p < 0) {
-			*err = errno == EWOULDBLOCK ? EAGAIN : errno;
+			n = syscall(SYS_ppoll, &p, 1, &zero, NULL, 0);
+		while (n < 0 && errno == EINTR);
+		if (n < 0) {
+			*err = errno;
 			return -1;
 		}
-		pp->rx_empty = false;
-		look = p > 0;		/* (0: end of file, read below) */
+		if (n == 0) {
+			*err = EAGAIN;
+			return -1;
+		}
+		pp->rx_empty = false;	/* (or an error or end of file:
+					   the read says) */
+		look = (p.revents & POLLPRI) != 0;
 	}
 	if (look && rx_mark(ep)) {
 		pp->rx_empty = true;	/* (maybe: look again) */
