@@ -101,9 +101,9 @@
  * the usual interrupt; or a read that ended exactly at the mark), so
  * after the socket was found empty the puller polls it first (POLLPRI
  * says an urgent byte is in it: then SIOCATMARK before the read), and
- * after a read that filled its blocks it asks SIOCATMARK (rx_next).  Limit: a second urgent byte
- * before the first is read moves the mark (TCP has one urgent
- * pointer).
+ * after a read that filled its blocks it asks SIOCATMARK (rx_next).
+ * Limit: a second urgent byte before the first is read moves the mark
+ * (TCP has one urgent pointer).
  *
  * Abortive release.  T_DISCON_REQ on a connection sets SO_LINGER {1, 0}
  * and replaces the socket (the old one's close sends a reset), discards
@@ -1172,17 +1172,15 @@ static ssize_t rx_next(struct inet_ep *ep, int *err, int *inq)
 		do
 			n = syscall(SYS_ppoll, &p, 1, &zero, NULL, 0);
 		while (n < 0 && errno == EINTR);
-		if (n < 0) {
-			*err = errno;
-			return -1;
-		}
 		if (n == 0) {
 			*err = EAGAIN;
 			return -1;
 		}
-		pp->rx_empty = false;	/* (or an error or end of file:
-					   the read says) */
-		look = (p.revents & POLLPRI) != 0;
+		if (n > 0) {		/* (failed: read, as before) */
+			pp->rx_empty = false;	/* (or an error or end of
+						   file: the read says) */
+			look = (p.revents & POLLPRI) != 0;
+		}
 	}
 	if (look && rx_mark(ep)) {
 		pp->rx_empty = true;	/* (maybe: look again) */
