@@ -4,7 +4,8 @@
  * byte stream: the bytes arrive in order); expedited data (TCP urgent
  * data: only the last byte of a T_EXPEDITED send is urgent, the bytes
  * before it arrive as normal data; an urgent byte sent alone once
- * everything before it was read is still expedited); orderly release
+ * everything before it was read is still expedited, also right after
+ * large sends that ended with one); orderly release
  * started by either
  * side (t_sndrel / t_rcvrel); t_close right after t_sndrel (the data and
  * the release still arrive); abortive release (t_snddis: the peer sees
@@ -125,6 +126,78 @@ static void test_expedited_alone(void)
 		CHECK_EQ(r, 1);
 		CHECK_EQ(buf[0], '!');
 		CHECK(flags & T_EXPEDITED);
+	}
+	CHECK_RET(t_close(c), 0);
+	CHECK_RET(t_close(s), 0);
+}
+
+/* A large send, then an urgent byte right behind it, read 4 KB at a time
+ * (the puller stops short of the mark, takes the byte, and its pass may
+ * end there, flow controlled), then an urgent byte alone: expedited too.
+ * The sizes vary where the mark falls in the provider's reads.  (Not one
+ * large T_EXPEDITED send: when such a send waits for room part way,
+ * Linux marks the last byte queued so far as urgent, and the receiver
+ * may take that byte as urgent data before the mark moves on.) */
+struct big_send {
+	int fd;
+	size_t n;
+	int r;
+};
+
+static void *big_send_main(void *arg)
+{
+	struct big_send *b = arg;
+	char *buf = malloc(b->n);
+
+	memset(buf, 'x', b->n);
+	b->r = t_snd(b->fd, buf, (unsigned)b->n - 1, 0);
+	if (b->r == (int)b->n - 1 && t_snd(b->fd, "!", 1, T_EXPEDITED) == 1)
+		b->r++;
+	free(buf);
+	return NULL;
+}
+
+static void test_expedited_after_data(void)
+{
+	char buf[4096];
+	int c, s, flags;
+
+	REQUIRE(xt_pair(&c, &s) == 0);
+	for (size_t n = 70000; n < 600000; n += 23357) {
+		struct big_send b = { c, n, -2 };
+		pthread_t th;
+		size_t normal = 0, ex = 0;
+		int r;
+
+		REQUIRE(pthread_create(&th, NULL, big_send_main, &b) == 0);
+		while (normal + ex < n) {
+			struct timespec ts = { 0, 100000 };
+
+			/* a slow reader: the stream above fills and a pull
+			 * ends where it is */
+			nanosleep(&ts, NULL);
+			r = t_rcv(s, buf, sizeof(buf), &flags);
+			if (r <= 0)
+				break;
+			if (flags & T_EXPEDITED) {
+				ex += (size_t)r;
+				CHECK_EQ(buf[0], '!');
+			} else {
+				normal += (size_t)r;
+			}
+		}
+		pthread_join(th, NULL);
+		CHECK_EQ(b.r, (int)n);
+		CHECK_EQ(normal, n - 1);
+		CHECK_EQ(ex, 1);
+		CHECK_RET(t_snd(c, "?", 1, T_EXPEDITED), 1);
+		r = t_rcv(s, buf, sizeof(buf), &flags);
+		CHECK_EQ(r, 1);
+		CHECK_EQ(buf[0], '?');
+		if (!(flags & T_EXPEDITED)) {
+			CHECK(flags & T_EXPEDITED);
+			fprintf(stderr, "  (after a send of %zu bytes)\n", n);
+		}
 	}
 	CHECK_RET(t_close(c), 0);
 	CHECK_RET(t_close(s), 0);
@@ -537,6 +610,7 @@ int main(void)
 		test_more();
 		test_expedited();
 		test_expedited_alone();
+		test_expedited_after_data();
 		test_orderly();
 		test_close_after_release();
 		test_abortive();

@@ -116,11 +116,9 @@ static int switch_socket(struct inet_ep *ep, int fd, int family)
 	}
 	pthread_mutex_unlock(&ep->tx_lock);
 	pthread_mutex_unlock(&ep->rx_lock);
-	/* A datagram flush that found tx_lock taken meanwhile left its work
-	 * to the holder (inet_dg.c, flush_again): that was us.  The write
-	 * service procedure does it (TCP does not use tx_lock). */
-	if (ep->pr->kind != IK_TCP)
-		qenable(ep->wq);
+	/* (a datagram flush that found tx_lock taken meanwhile left its work
+	 * to the holder, flush_again: the caller sends it once the new
+	 * socket is bound, inet_dg.c) */
 	return err;
 }
 

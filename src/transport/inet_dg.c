@@ -758,6 +758,16 @@ static void dg_conn_req(struct inet_ep *ep, mblk_t *mp)
 	inet_up(ep, con);
 }
 
+/* A flush that found tx_lock taken while the socket was being replaced
+ * (inet_socket_renew holds it) left its work to the holder (flush_again):
+ * done once the new socket is bound, not before (a datagram sent on it
+ * unbound would make the kernel bind it to a port of its choosing). */
+static void flush_owed(struct inet_ep *ep)
+{
+	if (__atomic_load_n(&DG(ep)->flush_again, __ATOMIC_ACQUIRE))
+		flush(ep);
+}
+
 static void dg_discon_req(struct inet_ep *ep, mblk_t *mp)
 {
 	struct sockaddr_storage la;
@@ -782,6 +792,7 @@ static void dg_discon_req(struct inet_ep *ep, mblk_t *mp)
 	     (err = errno) != 0)) {
 		inet_unlock(ep);
 		inet_error_ack(ep, mp, T_DISCON_REQ, TSYSERR, err);
+		flush_owed(ep);
 		return;
 	}
 	(void)dg_bound(ep, &err);
@@ -789,6 +800,7 @@ static void dg_discon_req(struct inet_ep *ep, mblk_t *mp)
 	__atomic_store_n(&ep->state, TS_IDLE, __ATOMIC_RELEASE);
 	inet_unlock(ep);
 	inet_ok_ack(ep, mp, T_DISCON_REQ);
+	flush_owed(ep);
 }
 
 /* T_DATA_REQ (or M_DATA) on a connected endpoint: one datagram to the

@@ -102,8 +102,13 @@
  * after the socket was found empty the puller polls it first (POLLPRI
  * says an urgent byte is in it: then SIOCATMARK before the read), and
  * after a read that filled its blocks it asks SIOCATMARK (rx_next).
- * Limit: a second urgent byte before the first is read moves the mark
- * (TCP has one urgent pointer).
+ * Limits: a second urgent byte before the first is read moves the mark
+ * (TCP has one urgent pointer); and Linux's tcp_poll reads the urgent
+ * state before it looks at the data, so a lone urgent segment taken in
+ * by the other CPU between the two reads (a few instructions, unless the
+ * polling vCPU is stopped right there) shows POLLIN without POLLPRI and
+ * its byte is read as data (asking SIOCATMARK after every poll would
+ * close that, at the cost of one more system call per read).
  *
  * Abortive release.  T_DISCON_REQ on a connection sets SO_LINGER {1, 0}
  * and replaces the socket (the old one's close sends a reset), discards
@@ -1267,9 +1272,12 @@ static void pull_locked(struct inet_ep *ep, bool arm)
 		if (r > 0) {
 			if (inq == 0 || inq < 0)
 				pp->rx_empty = true;	/* drained */
-			else if ((size_t)r % pp->rbsize != 0)
-				rx_mark(ep);	/* stopped short of more */
-			else
+			else if ((size_t)r % pp->rbsize != 0) {
+				/* stopped short of more: the urgent byte?
+				 * Taken, the socket may be empty now */
+				if (rx_mark(ep))
+					pp->rx_empty = true;
+			} else
 				pp->rx_atmark = true;	/* filled: the next
 							   byte may be it */
 			continue;

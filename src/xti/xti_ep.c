@@ -83,7 +83,14 @@ static void tc_exit(void *arg);
 
 /* The child of fork(): its only thread is not inside libxti (fork is not
  * called from it), so every endpoint is idle there whatever the parent's
- * other threads were doing. */
+ * other threads were doing.  Limits: an ack still on its way to a
+ * request of one of those threads stays on the stream, and the child's
+ * first request reads it (TPROTO if it answers another primitive); and
+ * the table's lock is not held across fork() (a prepare handler holding
+ * it could deadlock with the stream head's, which runs after ours and
+ * converts pipes, possibly through xti_fd_closed), so a thread that was
+ * changing the table at that instant leaves the child's copy half
+ * changed. */
 static void fork_child(void)
 {
 	pthread_mutex_init(&xti_tab_lock, NULL);
