@@ -331,6 +331,13 @@ static inline bool can_enable(const queue_t *q)
 	return !(q->q_flag & QNOENB);
 }
 
+/* An ordinary (band-0) message enables the queue only when a getq found
+ * it empty (QWANTR) and noenable is off. */
+static inline bool reader_wants(const queue_t *q)
+{
+	return (q->q_flag & (QWANTR | QNOENB)) == QWANTR;
+}
+
 /* Set QENAB under the lock; true if the caller must schedule q. */
 static inline bool enable_locked(queue_t *q)
 {
@@ -620,7 +627,7 @@ bool str_putq_run(queue_t *q, mblk_t *first, int n)
 		list_insert_before(q, NULL, mp);
 		account_add(q, mp);
 	}
-	if ((q->q_flag & (QWANTR | QNOENB)) == QWANTR)
+	if (reader_wants(q))
 		sched = enable_locked(q);
 	qunlock(q);
 	if (sched)
@@ -684,7 +691,7 @@ int putbq(queue_t *q, mblk_t *mp)
 	} else if (mp->b_band == 0) {
 		list_insert_before(q, first_below(q, 1), mp);
 		account_add(q, mp);
-		if ((q->q_flag & (QWANTR | QNOENB)) == QWANTR)
+		if (reader_wants(q))
 			sched = enable_locked(q);
 	} else {
 		if (!qband_alloc(q, mp->b_band)) {
@@ -697,7 +704,7 @@ int putbq(queue_t *q, mblk_t *mp)
 		list_insert_before(q, emp, mp);
 		band_fix_insert(q, mp);
 		account_add(q, mp);
-		if ((q->q_flag & (QWANTR | QNOENB)) == QWANTR)
+		if (reader_wants(q))
 			sched = enable_locked(q);
 	}
 	qunlock(q);
@@ -745,7 +752,7 @@ int insq(queue_t *q, mblk_t *emp, mblk_t *mp)
 	account_add(q, mp);
 	if (is_hipri(mp))
 		sched = enable_locked(q);
-	else if ((q->q_flag & (QWANTR | QNOENB)) == QWANTR ||
+	else if (reader_wants(q) ||
 		 (mp->b_band != 0 && can_enable(q)))
 		sched = enable_locked(q);
 	qunlock(q);
