@@ -510,6 +510,14 @@ static void flush(struct inet_ep *ep)
 	} while (__atomic_exchange_n(&d->flush_again, 0, __ATOMIC_ACQ_REL));
 }
 
+/* A flush that found tx_lock taken left its work to the holder
+ * (flush_again): the holder calls this once it has let tx_lock go. */
+static void flush_owed(struct inet_ep *ep)
+{
+	if (__atomic_load_n(&DG(ep)->flush_again, __ATOMIC_SEQ_CST))
+		flush(ep);
+}
+
 /* The kick: what waits on the queue is flushed within a tick, whoever
  * sends next.  A timeout rather than the I/O thread: a second thread
  * flushing while the writer writes would take a second CPU from the
@@ -643,10 +651,7 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 			__atomic_store_n(&d->tx_last, str_now_ns(),
 					 __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&ep->tx_lock);
-		/* a flush that found tx_lock taken left its work to the
-		 * holder (flush_again): that is us */
-		if (__atomic_load_n(&d->flush_again, __ATOMIC_SEQ_CST))
-			flush(ep);
+		flush_owed(ep);
 		if (err == 0)
 			return;
 	}
@@ -758,16 +763,9 @@ static void dg_conn_req(struct inet_ep *ep, mblk_t *mp)
 	inet_up(ep, con);
 }
 
-/* A flush that found tx_lock taken while the socket was being replaced
- * (inet_socket_renew holds it) left its work to the holder (flush_again):
- * done once the new socket is bound, not before (a datagram sent on it
- * unbound would make the kernel bind it to a port of its choosing). */
-static void flush_owed(struct inet_ep *ep)
-{
-	if (__atomic_load_n(&DG(ep)->flush_again, __ATOMIC_ACQUIRE))
-		flush(ep);
-}
-
+/* (Replacing the socket holds tx_lock, so a flush may be owed after it:
+ * done once the new socket is bound, not before, for a datagram sent on
+ * it unbound would make the kernel bind it to a port of its choosing.) */
 static void dg_discon_req(struct inet_ep *ep, mblk_t *mp)
 {
 	struct sockaddr_storage la;
