@@ -860,7 +860,7 @@ static int read_wait(struct rctx *c)
 		 * (each look a non-blocking read of the socket) for the
 		 * spin budget before paying for a sleep and a wake-up */
 		sched_yield();	/* (an answer needs its peer to run first) */
-		if (sth_spin(c->t, pulled, sh))
+		if (sth_spin(c->t, pulled, sh, false))
 			return 0;
 		if ((err = read_wait_direct(c, ke, efd)) >= 0)
 			return err;
@@ -869,7 +869,7 @@ static int read_wait(struct rctx *c)
 	sth_pull(sh, KEV_PULL);
 	if (readable(sh))
 		return 0;
-	if (sth_spin(c->t, settled, &st))
+	if (sth_spin(c->t, settled, &st, true))
 		return 0;
 	wait_begin(c, !told);
 	/* the driver pulls once more and arranges to wake us when more

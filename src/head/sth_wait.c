@@ -64,8 +64,15 @@ static inline void relax(void)
 
 /* Pauses between looks at the awaited condition (STREAMS_SPIN_GAP,
  * default 8, about 0.2 us): each look reads a line the other side
- * writes, so not looking constantly leaves it to the writer. */
-bool sth_spin(struct strthread *t, bool (*ready)(void *), void *arg)
+ * writes, so not looking constantly leaves it to the writer.  Every
+ * eighth look yields the CPU instead; yield_first makes that the first
+ * failed look: a writer stopped by flow control or a reader that emptied
+ * its queue often waits for a thread on its own CPU, which pauses cannot
+ * let run (one CPU, 1024-byte messages through a pipe: 6.6 against 9.9 M
+ * messages/s), and pays one sched_yield when it does not.  A ready()
+ * that yields itself (a look that is a system call) passes false. */
+bool sth_spin(struct strthread *t, bool (*ready)(void *), void *arg,
+	      bool yield_first)
 {
 	long budget = spin_budget(), until = 0;
 
@@ -75,11 +82,12 @@ bool sth_spin(struct strthread *t, bool (*ready)(void *), void *arg)
 	for (unsigned k = 0;; k++) {
 		if (ready(arg))
 			return true;
-		for (int i = 0; i < spin_gap; i++)
-			relax();
 		/* the thread we wait for may share our CPU: let it run */
-		if ((k & 7) == 7)
+		if ((k & 7) == (yield_first ? 0u : 7u))
 			sched_yield();
+		else
+			for (int i = 0; i < spin_gap; i++)
+				relax();
 		long n = (long)str_now_ns();
 		if (until == 0)
 			until = n + budget;

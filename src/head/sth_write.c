@@ -141,7 +141,7 @@ static int wait_flow(struct wctx *c, unsigned char band)
 		int seen = __atomic_load_n(&sh->sh_wseq, __ATOMIC_ACQUIRE);
 		struct wspin ws = { &sh->sh_wseq, seen };
 		if (!bcanputnext(wq, band) && write_state(sh) == 0 &&
-		    !sth_spin(c->t, word_moved, &ws))
+		    !sth_spin(c->t, word_moved, &ws, true))
 			err = sth_sleep(&c->t, &sh->sh_wseq, seen, -1);
 		__atomic_sub_fetch(&sh->sh_wwaiters, 1, __ATOMIC_ACQ_REL);
 		if (err != 0)

@@ -374,7 +374,8 @@ void sth_wake(int *word, int *waiters);
 void sth_wake_readers(struct sthead *sh);
 /* Spin a little (STREAMS_SPIN_US) until ready(arg); true if it became
  * ready.  Runs this thread's enabled service procedures first. */
-bool sth_spin(struct strthread *t, bool (*ready)(void *), void *arg);
+bool sth_spin(struct strthread *t, bool (*ready)(void *), void *arg,
+	      bool yield_first);
 
 /* ---- sth_poll.c ---- */
 int sth_poll_events(struct sthead *sh, int events);	/* exact revents */
