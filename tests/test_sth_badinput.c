@@ -295,8 +295,8 @@ BAD(rd_buf,
 BAD(rd_null,
 	CHECK_RET(write(fd, "data", 4), 4);
 	CHECK_ERR(read(fd, null, 4), EFAULT))
-/* copies that fault midway: the long (rep movsb) and the short (byte at
- * a time) copy; nothing is taken or left half-written */
+/* copies that fault midway: the 16-byte loop and the short (byte at a
+ * time) copy; nothing is taken or left half-written */
 BAD(wr_straddle_long,
 	CHECK_ERR(write(fd, edge - 16, 64), EFAULT);
 	CHECK_RET(nread(fd, NULL), 0))
@@ -315,6 +315,35 @@ BAD(rd_straddle_short,
 	CHECK_ERR(read(fd, edge - 3, 7), EFAULT);
 	CHECK_RET(read(fd, buf, sizeof(buf)), 7);
 	CHECK(memcmp(buf, "abcdefg", 7) == 0))
+/* the same across the long copies: the vector loop (1000 bytes) and rep
+ * movsb (12000) */
+static int rd_straddle_n(int fd, size_t n)
+{
+	char *msg = malloc(n), *back = malloc(n + 1);
+	int fl = 0;
+
+	REQUIRE(msg != NULL && back != NULL);
+	for (size_t i = 0; i < n; i++)
+		msg[i] = (char)(i * 7 + i / 253);
+	struct strbuf w = { 0, (int)n, msg };
+	struct strbuf r = { (int)n + 1, 0, back };
+	CHECK_RET(putmsg(fd, NULL, &w, 0), 0);
+	CHECK_ERR(read(fd, edge - n / 2, n), EFAULT);
+	CHECK_RET(nread(fd, NULL), 1);
+	CHECK_RET(getmsg(fd, NULL, &r, &fl), 0);
+	CHECK(r.len == (int)n && memcmp(back, msg, n) == 0);
+	free(msg);
+	free(back);
+	return 0;
+}
+BAD(wr_straddle_loop,
+	CHECK_ERR(write(fd, edge - 600, 1000), EFAULT);
+	CHECK_RET(nread(fd, NULL), 0))
+BAD(wr_straddle_rep,
+	CHECK_ERR(write(fd, edge - 9000, 12000), EFAULT);
+	CHECK_RET(nread(fd, NULL), 0))
+BAD(rd_straddle_loop, rd_straddle_n(fd, 1000))
+BAD(rd_straddle_rep, rd_straddle_n(fd, 12000))
 BAD(wr_buf, CHECK_ERR(write(fd, bad, 4), EFAULT))
 BAD(wr_null, CHECK_ERR(write(fd, null, 4), EFAULT))
 BAD(rdv_iov,
@@ -435,15 +464,19 @@ static int fattach_bad(void)
 static void test_pointers(void)
 {
 	bad = bad_address();
-	edge = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+	edge = mmap(NULL, 20480, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	REQUIRE(edge != MAP_FAILED);
-	REQUIRE(mprotect(edge + 4096, 4096, PROT_NONE) == 0);
-	edge += 4096;
+	REQUIRE(mprotect(edge + 16384, 4096, PROT_NONE) == 0);
+	edge += 16384;
 	CHECK_ISOLATED(wr_straddle_long);
 	CHECK_ISOLATED(wr_straddle_short);
 	CHECK_ISOLATED(rd_straddle_long);
 	CHECK_ISOLATED(rd_straddle_short);
+	CHECK_ISOLATED(wr_straddle_loop);
+	CHECK_ISOLATED(wr_straddle_rep);
+	CHECK_ISOLATED(rd_straddle_loop);
+	CHECK_ISOLATED(rd_straddle_rep);
 	CHECK_ISOLATED(gm_ctl_struct);
 	CHECK_ISOLATED(gm_dat_struct);
 	CHECK_ISOLATED(gm_dat_buf);

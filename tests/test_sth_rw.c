@@ -231,42 +231,62 @@ static void test_zero(void)
  * 16, arrives whole through write/read and putmsg/getmsg, and the bytes
  * around the reader's buffer are untouched (the copies to and from the
  * application have a path per length class). */
+/* Every length to 600 bytes and the borders of the copy routines beyond
+ * (the 16-byte loop, the SSE and AVX loops, rep movsb: 256, 2048, 8192),
+ * at shifting source and destination alignments: the bytes arrive and
+ * nothing beside them is written. */
+static int one_length(int p[2], int n, unsigned char *src, unsigned char *dst,
+		      size_t dsz)
+{
+	int so = n % 16, doff = 16 + (n * 7) % 48, bad = 0;
+
+	for (int i = 0; i < n; i++)
+		src[so + i] = (unsigned char)(i * 31 + n + i / 251);
+	memset(dst, 0xa5, dsz);
+	if (n % 2 == 0 && n > 0) {	/* (write(0) sends nothing) */
+		if (write(p[0], src + so, (size_t)n) != n ||
+		    read(p[1], dst + doff, (size_t)n + 8) != n)
+			bad++;
+	} else {
+		struct strbuf w = { 0, n, (char *)src + so };
+		struct strbuf r = { n + 8, 0, (char *)dst + doff };
+		int fl = 0;
+		if (putmsg(p[0], NULL, &w, 0) != 0 ||
+		    getmsg(p[1], NULL, &r, &fl) != 0 || r.len != n)
+			bad++;
+	}
+	if (memcmp(dst + doff, src + so, (size_t)n) != 0)
+		bad++;
+	for (int i = 0; i < doff; i++)
+		bad += dst[i] != 0xa5;
+	for (size_t i = (size_t)(doff + n); i < dsz; i++)
+		bad += dst[i] != 0xa5;
+	return bad;
+}
+
 static void test_lengths(void)
 {
-	int p[2];
-	unsigned char src[640 + 16], dst[640 + 48];
-	int bad = 0;
+	static const int border[] = { 1023, 1024, 1025, 2047, 2048, 2049,
+				      4095, 4096, 4097, 8191, 8192, 8193,
+				      8255, 12289, 16384, 16397 };
+	enum { MAXN = 16400 };
+	unsigned char *src = malloc(MAXN + 16), *dst = malloc(MAXN + 80);
+	int p[2], bad = 0;
 
+	REQUIRE(src != NULL && dst != NULL);
 	open_pipe(p);
 	CHECK_RET(ioctl(p[1], I_SRDOPT, RMSGN), 0);
-	for (int n = 0; n <= 600; n++) {
-		int so = n % 16, doff = 16 + (n * 7) % 16;
-
-		for (int i = 0; i < n; i++)
-			src[so + i] = (unsigned char)(i * 31 + n);
-		memset(dst, 0xa5, sizeof(dst));
-		if (n % 2 == 0 && n > 0) {	/* (write(0) sends nothing) */
-			if (write(p[0], src + so, (size_t)n) != n ||
-			    read(p[1], dst + doff, (size_t)n + 8) != n)
-				bad++;
-		} else {
-			struct strbuf w = { 0, n, (char *)src + so };
-			struct strbuf r = { n + 8, 0, (char *)dst + doff };
-			int fl = 0;
-			if (putmsg(p[0], NULL, &w, 0) != 0 ||
-			    getmsg(p[1], NULL, &r, &fl) != 0 || r.len != n)
-				bad++;
-		}
-		if (memcmp(dst + doff, src + so, (size_t)n) != 0)
-			bad++;
-		for (int i = 0; i < doff; i++)
-			bad += dst[i] != 0xa5;
-		for (int i = doff + n; i < (int)sizeof(dst); i++)
-			bad += dst[i] != 0xa5;
-	}
+	for (int n = 0; n <= 600; n++)
+		bad += one_length(p, n, src, dst, MAXN + 80);
+	for (int n = 601; n < 8300; n += 97)
+		bad += one_length(p, n, src, dst, MAXN + 80);
+	for (size_t k = 0; k < sizeof(border) / sizeof(border[0]); k++)
+		bad += one_length(p, border[k], src, dst, MAXN + 80);
 	CHECK_EQ(bad, 0);
 	CHECK_RET(close(p[0]), 0);
 	CHECK_RET(close(p[1]), 0);
+	free(src);
+	free(dst);
 }
 
 static void test_vectors(void)

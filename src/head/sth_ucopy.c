@@ -54,11 +54,18 @@
  * an access faults (the handler resumes at ucopy_efault).  Short copies
  * (the strbufs, flags, TPI headers) with moves that overlap at the end:
  * under 4 bytes one at a time, under 16 two 4- or 8-byte moves, under
- * 256 16 bytes at a time; longer ones with rep movsb (fast on x86-64
- * with ERMS for long copies, slow to start for short ones).
+ * 256 16 bytes at a time.  From 256 bytes: with AVX up to 8 KiB 128
+ * bytes a loop (four 32-byte moves), without it up to 2 KiB 64 bytes a
+ * loop (four 16-byte moves), the last 32 or 16 bytes moved apart; longer
+ * copies with rep movsb.  rep movsb is slow to start (two 1 KiB copies
+ * from and to a 64 KiB working set: 28 ns against 14 with the AVX loop,
+ * 23 with SSE; at 256 bytes 22 against 4 and 6 ns) and as fast as any
+ * loop from about 2 KiB (SSE) or 8 KiB (AVX) on.  The AVX path ends with
+ * vzeroupper, as does the fault path when AVX is in use.
  */
 extern char ucopy_begin[], ucopy_end[], ucopy_efault[];
 int ucopy_x86(void *dst, const void *src, size_t n);
+unsigned char ucopy_avx __attribute__((visibility("hidden")));
 __asm__(
 	"	.text\n"
 	"	.globl ucopy_x86, ucopy_begin, ucopy_end, ucopy_efault\n"
@@ -109,13 +116,76 @@ __asm__(
 	"	movdqu %xmm1, (%r8)\n"
 	"	xor %eax, %eax\n"
 	"	ret\n"
-	"256:	mov %rdx, %rcx\n"
+	/* 256 bytes or more */
+	"256:	cmp $8192, %rdx\n"
+	"	ja 9f\n"
+	"	cmpb $0, ucopy_avx(%rip)\n"
+	"	je 64f\n"
+	"	vmovdqu -32(%rsi,%rdx), %ymm4\n"
+	"	lea -32(%rdi,%rdx), %r8\n"
+	"33:	vmovdqu (%rsi), %ymm0\n"
+	"	vmovdqu 32(%rsi), %ymm1\n"
+	"	vmovdqu 64(%rsi), %ymm2\n"
+	"	vmovdqu 96(%rsi), %ymm3\n"
+	"	vmovdqu %ymm0, (%rdi)\n"
+	"	vmovdqu %ymm1, 32(%rdi)\n"
+	"	vmovdqu %ymm2, 64(%rdi)\n"
+	"	vmovdqu %ymm3, 96(%rdi)\n"
+	"	sub $-128, %rsi\n"
+	"	sub $-128, %rdi\n"
+	"	add $-128, %rdx\n"
+	"	cmp $128, %rdx\n"
+	"	ja 33b\n"
+	"34:	cmp $32, %rdx\n"
+	"	jbe 35f\n"
+	"	vmovdqu (%rsi), %ymm0\n"
+	"	vmovdqu %ymm0, (%rdi)\n"
+	"	add $32, %rsi\n"
+	"	add $32, %rdi\n"
+	"	sub $32, %rdx\n"
+	"	jmp 34b\n"
+	"35:	vmovdqu %ymm4, (%r8)\n"
+	"	vzeroupper\n"
+	"	xor %eax, %eax\n"
+	"	ret\n"
+	"64:	cmp $2048, %rdx\n"
+	"	jae 9f\n"
+	"	movdqu -16(%rsi,%rdx), %xmm4\n"
+	"	lea -16(%rdi,%rdx), %r8\n"
+	"65:	movdqu (%rsi), %xmm0\n"
+	"	movdqu 16(%rsi), %xmm1\n"
+	"	movdqu 32(%rsi), %xmm2\n"
+	"	movdqu 48(%rsi), %xmm3\n"
+	"	movdqu %xmm0, (%rdi)\n"
+	"	movdqu %xmm1, 16(%rdi)\n"
+	"	movdqu %xmm2, 32(%rdi)\n"
+	"	movdqu %xmm3, 48(%rdi)\n"
+	"	add $64, %rsi\n"
+	"	add $64, %rdi\n"
+	"	sub $64, %rdx\n"
+	"	cmp $64, %rdx\n"
+	"	ja 65b\n"
+	"66:	cmp $16, %rdx\n"
+	"	jbe 67f\n"
+	"	movdqu (%rsi), %xmm0\n"
+	"	movdqu %xmm0, (%rdi)\n"
+	"	add $16, %rsi\n"
+	"	add $16, %rdi\n"
+	"	sub $16, %rdx\n"
+	"	jmp 66b\n"
+	"67:	movdqu %xmm4, (%r8)\n"
+	"	xor %eax, %eax\n"
+	"	ret\n"
+	"9:	mov %rdx, %rcx\n"
 	"	rep movsb\n"
 	"	xor %eax, %eax\n"
 	"	ret\n"
 	"ucopy_end:\n"
 	"ucopy_efault:\n"
-	"	mov $14, %eax\n"	/* EFAULT */
+	"	cmpb $0, ucopy_avx(%rip)\n"
+	"	je 1f\n"
+	"	vzeroupper\n"
+	"1:	mov $14, %eax\n"	/* EFAULT */
 	"	ret\n"
 	"	.size ucopy_x86, .-ucopy_x86\n");
 #endif
@@ -166,6 +236,10 @@ static void ucopy_install(void)
 {
 	struct sigaction sa;
 
+#if UCOPY_ASM
+	__builtin_cpu_init();
+	ucopy_avx = __builtin_cpu_supports("avx") ? 1 : 0;
+#endif
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = ucopy_fault;
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
