@@ -373,7 +373,8 @@ void sth_wake(int *word, int *waiters);
  * too. */
 void sth_wake_readers(struct sthead *sh);
 /* Spin a little (STREAMS_SPIN_US) until ready(arg); true if it became
- * ready.  Runs this thread's enabled service procedures first. */
+ * ready.  Runs this thread's enabled service procedures first.
+ * yield_first: give up the CPU at the first failed look (sth_wait.c). */
 bool sth_spin(struct strthread *t, bool (*ready)(void *), void *arg,
 	      bool yield_first);
 
