@@ -227,14 +227,11 @@ static void test_zero(void)
 	CHECK_RET(close(p[1]), 0);
 }
 
-/* Every length from 0 to 600 bytes, from and to every alignment modulo
- * 16, arrives whole through write/read and putmsg/getmsg, and the bytes
- * around the reader's buffer are untouched (the copies to and from the
- * application have a path per length class). */
 /* Every length to 600 bytes and the borders of the copy routines beyond
- * (the 16-byte loop, the SSE and AVX loops, rep movsb: 256, 2048, 8192),
- * at shifting source and destination alignments: the bytes arrive and
- * nothing beside them is written. */
+ * (the 16-byte loop, the AVX loop or, with STREAMS_NOAVX=1, the SSE loop,
+ * rep movsb: 256, 2048, 8192), at shifting source and destination
+ * alignments, through write/read and putmsg/getmsg: the bytes arrive and
+ * nothing beside the reader's buffer is written. */
 static int one_length(int p[2], int n, unsigned char *src, unsigned char *dst,
 		      size_t dsz)
 {

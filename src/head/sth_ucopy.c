@@ -65,7 +65,10 @@
  */
 extern char ucopy_begin[], ucopy_end[], ucopy_efault[];
 int ucopy_x86(void *dst, const void *src, size_t n);
-unsigned char ucopy_avx __attribute__((visibility("hidden")));
+/* 1: the AVX loop (set once, before any stream exists; STREAMS_NOAVX=1
+ * keeps the SSE loop, so its tests run on machines with AVX too).
+ * "used": only the asm reads it, which link-time optimisation cannot see. */
+unsigned char ucopy_avx __attribute__((used, visibility("hidden")));
 __asm__(
 	"	.text\n"
 	"	.globl ucopy_x86, ucopy_begin, ucopy_end, ucopy_efault\n"
@@ -237,8 +240,11 @@ static void ucopy_install(void)
 	struct sigaction sa;
 
 #if UCOPY_ASM
+	const char *e = getenv("STREAMS_NOAVX");
+
 	__builtin_cpu_init();
-	ucopy_avx = __builtin_cpu_supports("avx") ? 1 : 0;
+	ucopy_avx = __builtin_cpu_supports("avx") &&
+		    (e == NULL || *e == '\0' || *e == '0') ? 1 : 0;
 #endif
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = ucopy_fault;
