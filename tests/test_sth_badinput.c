@@ -20,6 +20,8 @@ static void *bad;	/* a PROT_NONE page, made before the children */
 static char *edge;	/* the end of a readable page followed by a
 			   PROT_NONE one: copies across it fault midway */
 static void *volatile null;	/* NULL the compiler cannot see */
+static char *hole;	/* a PROT_NONE page between two readable ones: a
+			   copy from across it faults in its middle */
 
 /* ---- descriptors that are not open, or not streams ---- */
 
@@ -342,6 +344,12 @@ BAD(wr_straddle_loop,
 BAD(wr_straddle_rep,
 	CHECK_ERR(write(fd, edge - 9000, 12000), EFAULT);
 	CHECK_RET(nread(fd, NULL), 0))
+/* the source's end is readable (the long copies load it first), its
+ * middle is not: the fault comes inside the AVX loop (rep movsb with
+ * STREAMS_NOAVX=1) */
+BAD(wr_hole,
+	CHECK_ERR(write(fd, hole - 1000, 6000), EFAULT);
+	CHECK_RET(nread(fd, NULL), 0))
 BAD(rd_straddle_loop, rd_straddle_n(fd, 1000))
 BAD(rd_straddle_rep, rd_straddle_n(fd, 12000))
 BAD(wr_buf, CHECK_ERR(write(fd, bad, 4), EFAULT))
@@ -469,12 +477,18 @@ static void test_pointers(void)
 	REQUIRE(edge != MAP_FAILED);
 	REQUIRE(mprotect(edge + 16384, 4096, PROT_NONE) == 0);
 	edge += 16384;
+	hole = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	REQUIRE(hole != MAP_FAILED);
+	hole += 4096;
+	REQUIRE(mprotect(hole, 4096, PROT_NONE) == 0);
 	CHECK_ISOLATED(wr_straddle_long);
 	CHECK_ISOLATED(wr_straddle_short);
 	CHECK_ISOLATED(rd_straddle_long);
 	CHECK_ISOLATED(rd_straddle_short);
 	CHECK_ISOLATED(wr_straddle_loop);
 	CHECK_ISOLATED(wr_straddle_rep);
+	CHECK_ISOLATED(wr_hole);
 	CHECK_ISOLATED(rd_straddle_loop);
 	CHECK_ISOLATED(rd_straddle_rep);
 	CHECK_ISOLATED(gm_ctl_struct);
