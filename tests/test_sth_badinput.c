@@ -299,12 +299,14 @@ BAD(rd_null,
 	CHECK_ERR(read(fd, null, 4), EFAULT))
 /* copies that fault midway: the 16-byte loop and the short (byte at a
  * time) copy; nothing is taken or left half-written */
-BAD(wr_straddle_long,
-	CHECK_ERR(write(fd, edge - 16, 64), EFAULT);
-	CHECK_RET(nread(fd, NULL), 0))
-BAD(wr_straddle_short,
-	CHECK_ERR(write(fd, edge - 3, 7), EFAULT);
-	CHECK_RET(nread(fd, NULL), 0))
+static int wr_fault(int fd, const char *from, size_t n)
+{
+	CHECK_ERR(write(fd, from, n), EFAULT);
+	CHECK_RET(nread(fd, NULL), 0);
+	return 0;
+}
+BAD(wr_straddle_long, wr_fault(fd, edge - 16, 64))
+BAD(wr_straddle_short, wr_fault(fd, edge - 3, 7))
 BAD(rd_straddle_long,
 	char msg[64] = "0123456789";
 	CHECK_RET(write(fd, msg, sizeof(msg)), 64);
@@ -338,18 +340,12 @@ static int rd_straddle_n(int fd, size_t n)
 	free(back);
 	return 0;
 }
-BAD(wr_straddle_loop,
-	CHECK_ERR(write(fd, edge - 600, 1000), EFAULT);
-	CHECK_RET(nread(fd, NULL), 0))
-BAD(wr_straddle_rep,
-	CHECK_ERR(write(fd, edge - 9000, 12000), EFAULT);
-	CHECK_RET(nread(fd, NULL), 0))
+BAD(wr_straddle_loop, wr_fault(fd, edge - 600, 1000))
+BAD(wr_straddle_rep, wr_fault(fd, edge - 9000, 12000))
 /* the source's end is readable (the long copies load it first), its
  * middle is not: the fault comes inside the AVX loop (rep movsb with
  * STREAMS_NOAVX=1) */
-BAD(wr_hole,
-	CHECK_ERR(write(fd, hole - 1000, 6000), EFAULT);
-	CHECK_RET(nread(fd, NULL), 0))
+BAD(wr_hole, wr_fault(fd, hole - 1000, 6000))
 BAD(rd_straddle_loop, rd_straddle_n(fd, 1000))
 BAD(rd_straddle_rep, rd_straddle_n(fd, 12000))
 BAD(wr_buf, CHECK_ERR(write(fd, bad, 4), EFAULT))
