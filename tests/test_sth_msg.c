@@ -5,7 +5,8 @@
  * MORECTL/MOREDATA and the rest on the next call, a high priority
  * message overtaking ordinary ones and the remainder of a partly read
  * one, RS_HIPRI and MSG_HIPRI/MSG_BAND/MSG_ANY with bands (MSG_BAND takes
- * only band >= *bandp), EINVAL for bad flags and bands and for high
+ * only band >= *bandp), band and high priority messages read before
+ * ordinary ones a reader has already taken into its cache, EINVAL for bad flags and bands and for high
  * priority without a control part, ENOSTR, EBADF, ERANGE for a control
  * part over 1024 or a data part over 65536 bytes, EBADMSG for a passed
  * descriptor at the front, a blocking getmsg woken by another thread,
@@ -322,6 +323,61 @@ static void test_bands(void)
 	CHECK_RET(close(fd), 0);
 }
 
+/* A reader's cache (the run of ordinary messages it has taken off the
+ * queue) does not let them pass what comes later with a higher priority:
+ * a band message and a high priority message sent after the cache was
+ * filled are read first, also when a getpmsg that refused the band
+ * message (MSG_HIPRI, MSG_BAND above it) looked in between. */
+static void test_bands_behind_cache(void)
+{
+	static const struct {
+		int flags, band;	/* the refusing look; 0: none */
+	} look[] = { { 0, 0 }, { MSG_HIPRI, 0 }, { MSG_BAND, 2 } };
+	struct bufs b;
+	int p[2];
+
+	for (size_t k = 0; k < sizeof(look) / sizeof(look[0]); k++) {
+		open_pipe(p);
+		set_nonblock(p[1], true);
+		CHECK_RET(mput(p[0], NULL, "a", 0), 0);
+		CHECK_RET(mput(p[0], NULL, "b", 0), 0);
+		CHECK_RET(mput(p[0], NULL, "c", 0), 0);
+		reset(&b, 256, 256);
+		CHECK_RET(getmsg(p[1], &b.c, &b.d, &b.flags), 0);
+		CHECK_MEM(b.db, "a", 1);	/* b and c are cached now */
+		CHECK_RET(pput(p[0], NULL, "B1", 1, MSG_BAND), 0);
+		if (look[k].flags != 0) {
+			reset(&b, 256, 256);
+			b.flags = look[k].flags;
+			b.band = look[k].band;
+			CHECK_ERR(getpmsg(p[1], &b.c, &b.d, &b.band,
+					  &b.flags), EAGAIN);
+		} else {
+			CHECK_RET(mput(p[0], "H", NULL, RS_HIPRI), 0);
+			reset(&b, 256, 256);
+			b.flags = MSG_ANY;
+			CHECK_RET(getpmsg(p[1], &b.c, &b.d, &b.band,
+					  &b.flags), 0);
+			CHECK_EQ(b.flags, MSG_HIPRI);
+			CHECK_MEM(b.cb, "H", 1);
+		}
+		static const char *const order[] = { "B1", "b", "c" };
+		for (int i = 0; i < 3; i++) {
+			reset(&b, 256, 256);
+			b.flags = MSG_ANY;
+			CHECK_RET(getpmsg(p[1], &b.c, &b.d, &b.band, &b.flags),
+				  0);
+			CHECK_EQ(b.band, (i == 0 ? 1 : 0));
+			CHECK_EQ(b.d.len, (int)strlen(order[i]));
+			CHECK_MEM(b.db, order[i], strlen(order[i]));
+		}
+		reset(&b, 256, 256);
+		CHECK_ERR(getmsg(p[1], &b.c, &b.d, &b.flags), EAGAIN);
+		CHECK_RET(close(p[0]), 0);
+		CHECK_RET(close(p[1]), 0);
+	}
+}
+
 static void test_einval(void)
 {
 	int fd = open_echo(O_NONBLOCK);
@@ -579,6 +635,7 @@ int main(void)
 	test_partial();
 	test_priority();
 	test_bands();
+	test_bands_behind_cache();
 	test_einval();
 	test_direct();
 	test_errors();

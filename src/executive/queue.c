@@ -443,13 +443,15 @@ mblk_t *getq(queue_t *q)
 
 /*
  * Take the first message if match(first, arg) says so, with getq's
- * accounting; NULL otherwise.  *firstp (if not NULL) tells whether the
- * queue had any message.  For the stream head's getmsg and read.
+ * accounting; NULL otherwise.  *nonempty (if not NULL) tells whether the
+ * queue had any message; *urgent_left (if not NULL) whether the message
+ * now first is high priority or banded (what the stream head's
+ * STRBANDQ must go on saying).  For the stream head's getmsg and read.
  */
 mblk_t *str_getq_if(queue_t *q, bool (*match)(const mblk_t *, void *),
-		    void *arg, bool *nonempty)
+		    void *arg, bool *nonempty, bool *urgent_left)
 {
-	mblk_t *mp;
+	mblk_t *mp, *first;
 	int be = 0;
 
 	qlock(q);
@@ -465,6 +467,10 @@ mblk_t *str_getq_if(queue_t *q, bool (*match)(const mblk_t *, void *),
 	} else {
 		mp = NULL;
 	}
+	first = q->q_first;
+	if (urgent_left != NULL)
+		*urgent_left = first != NULL &&
+			       (is_hipri(first) || first->b_band != 0);
 	qunlock(q);
 	backenable_result(q, be);
 	return mp;

@@ -512,7 +512,7 @@ static inline void str_put(queue_t *q, mblk_t *mp)
 
 /* getq, but only when match() accepts the first message (queue.c). */
 mblk_t *str_getq_if(queue_t *q, bool (*match)(const mblk_t *, void *),
-		    void *arg, bool *nonempty);
+		    void *arg, bool *nonempty, bool *urgent_left);
 
 /* The stream head's read cache (queue.c): take the run of plain band-0
  * messages (M_DATA, M_PROTO) at the front, which stay counted (their

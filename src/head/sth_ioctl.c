@@ -744,7 +744,8 @@ static int ioc_recvfd(struct ictx *c, void *arg)
 		/* a pipe to another process: what its ring holds first */
 		sth_pull(sh, KEV_PULL);
 		read_side_begin(sh);
-		mp = str_getq_if(sh->sh_sd.sd_rq, is_passfp, NULL, &nonempty);
+		mp = str_getq_if(sh->sh_sd.sd_rq, is_passfp, NULL, &nonempty,
+				 NULL);
 		read_side_end(sh);
 		if (mp != NULL)
 			break;

@@ -604,15 +604,17 @@ static mblk_t *rtake(struct sthead *sh, rmatch_fn match, void *arg,
 	if (sh->sh_rcache != NULL) {
 		int fl = sh_flags(sh);
 		if (unlikely(fl & (STRPRI | STRBANDQ))) {
-			/* something may go before the cache */
+			/* something may go before the cache (cleared
+			 * before looking, set again while urgent messages
+			 * remain: taken ahead of them, or refused by match) */
 			struct urgent_arg u = { match, arg };
-			bool ne;
+			bool ne, left;
 			if (fl & STRBANDQ)
 				set_flag(sh, STRBANDQ, false);
-			mp = str_getq_if(rq, urgent_match, &u, &ne);
+			mp = str_getq_if(rq, urgent_match, &u, &ne, &left);
+			if (left)
+				set_flag(sh, STRBANDQ, true);
 			if (mp != NULL) {
-				if (mp->b_band != 0)
-					set_flag(sh, STRBANDQ, true);
 				*nonempty = true;
 				return mp;
 			}
@@ -624,11 +626,12 @@ static mblk_t *rtake(struct sthead *sh, rmatch_fn match, void *arg,
 		return rcache_pop(sh);
 	}
 	/* nothing plain at the front: one message as getq takes it */
+	bool left;
 	if (sh_flags(sh) & STRBANDQ)
 		set_flag(sh, STRBANDQ, false);
-	mp = str_getq_if(rq, match, arg, nonempty);
-	if (mp != NULL && mp->b_band != 0 && mp->b_datap->db_type < QPCTL)
-		set_flag(sh, STRBANDQ, true);	/* more may follow */
+	mp = str_getq_if(rq, match, arg, nonempty, &left);
+	if (left)
+		set_flag(sh, STRBANDQ, true);	/* more to go first */
 	return mp;
 }
 
