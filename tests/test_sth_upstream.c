@@ -577,6 +577,21 @@ static void test_signals(void)
 	CHECK_RET(read(fd, buf, sizeof(buf)), 5);
 	CHECK(wait_sig(SIGUSR1, base + 1, 2000));
 	CHECK_RET(nread(fd, NULL), 0);
+	/* behind data a reader has taken into its cache (RMSGN: a message
+	 * a read): still when it reaches the front */
+	CHECK_RET(ioctl(fd, I_SRDOPT, RMSGN), 0);
+	CHECK_RET(sendup_data(fd, "one", 0, 0), 0);
+	CHECK_RET(sendup_data(fd, "two", 0, 0), 0);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 3);	/* "two" cached */
+	base = sigcount[SIGUSR1];
+	CHECK_RET(sendup_bytes(fd, M_SIG, 1, SIGUSR1, 0), 0);
+	pause_ms(30);
+	CHECK_EQ(sigcount[SIGUSR1], base);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 3);
+	CHECK_MEM(buf, "two", 3);
+	CHECK_ERR(read(fd, buf, sizeof(buf)), EAGAIN);	/* meets the M_SIG */
+	CHECK(wait_sig(SIGUSR1, base + 1, 2000));
+	CHECK_RET(ioctl(fd, I_SRDOPT, RNORM), 0);
 	/* M_PCSIG: at once, even behind data */
 	base = sigcount[SIGUSR1];
 	CHECK_RET(sendup_data(fd, "data", 0, 0), 0);

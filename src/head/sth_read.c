@@ -304,8 +304,10 @@ int strrput(queue_t *q, mblk_t *mp)
 		return 0;
 	}
 	case M_SIG:
-		/* raised when it reaches the front: now, if nothing waits */
-		if (q->q_first == NULL) {
+		/* raised when it reaches the front: now, if nothing waits
+		 * (in the queue or in a reader's cache) */
+		if (__atomic_load_n(&q->q_first, __ATOMIC_ACQUIRE) == NULL &&
+		    !sth_rcache_any(sh)) {
 			raise_sig(sh, mp);
 			freemsg(mp);
 		} else {
