@@ -8,7 +8,8 @@
  * polling before each read, and with a high water mark at the reader so
  * small that the writers sleep and are woken every few records; the
  * last case is repeated for two seconds (a race that reorders messages
- * shows only now and then).  Meant to run clean under
+ * shows only now and then); and read-side flushes landing while the
+ * reader holds messages in its cache.  Meant to run clean under
  * ThreadSanitizer.
  */
 #include "sth.h"
@@ -467,6 +468,75 @@ static void test_hipri_wakeup(void)
 	CHECK_RET(close(p[1]), 0);
 }
 
+/* A read-side flush (I_FLUSH here; M_FLUSH alike) while the reader holds
+ * its lock, with messages in its cache: the flush leaves the cache to
+ * the reader, who must drop it and give its bytes back before it lets
+ * go.  Otherwise poll says there is nothing to read while the queue,
+ * still charged with the flushed bytes, keeps the writer flow
+ * controlled: a poll-driven reader and its writer both wait for good. */
+struct fl {
+	int rfd;
+	int go, done, stop;	/* atomic */
+};
+
+static void *fl_flusher(void *arg)
+{
+	struct fl *f = arg;
+	unsigned seed = 7;
+
+	for (;;) {
+		while (!__atomic_load_n(&f->go, __ATOMIC_ACQUIRE))
+			if (__atomic_load_n(&f->stop, __ATOMIC_ACQUIRE))
+				return NULL;
+		__atomic_store_n(&f->go, 0, __ATOMIC_RELAXED);
+		seed = seed * 1103515245 + 12345;
+		for (unsigned k = (seed >> 16) % 400; k > 0; k--)
+			__asm__ volatile("" ::: "memory");
+		ioctl(f->rfd, I_FLUSH, FLUSHR);
+		__atomic_store_n(&f->done, 1, __ATOMIC_RELEASE);
+	}
+}
+
+static void test_flush_while_reading(void)
+{
+	struct fl f = { 0 };
+	char buf[1024];
+	int p[2], stuck = 0, n = 0;
+	pthread_t ft;
+	long end = now_ms() + 1500;
+
+	memset(buf, 'x', sizeof(buf));
+	open_pipe(p);
+	f.rfd = p[1];
+	set_nonblock(p[0], true);
+	set_nonblock(p[1], true);
+	CHECK_RET(ioctl(p[1], I_SRDOPT, RMSGD), 0);
+	REQUIRE(pthread_create(&ft, NULL, fl_flusher, &f) == 0);
+	for (; n < 20000 && now_ms() < end && !stuck; n++) {
+		while (write(p[0], buf, sizeof(buf)) == (ssize_t)sizeof(buf))
+			;			/* up to flow control */
+		(void)!read(p[1], buf, 1);	/* the run into the cache */
+		__atomic_store_n(&f.done, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&f.go, 1, __ATOMIC_RELEASE);
+		for (int k = 0; k < 3; k++)
+			(void)!read(p[1], buf, 1);
+		while (!__atomic_load_n(&f.done, __ATOMIC_ACQUIRE))
+			sched_yield();
+		struct pollfd pf = { p[1], POLLIN, 0 };
+		int ready = poll(&pf, 1, 0);
+		if (write(p[0], buf, 1) == 1)
+			(void)!read(p[1], buf, 1);
+		else if (ready == 0)
+			stuck++;	/* nothing to read, yet no room */
+	}
+	__atomic_store_n(&f.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(ft, NULL);
+	CHECK_EQ(stuck, 0);
+	CHECK(n > 100);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+}
+
 int main(void)
 {
 	/* sanitizers slow everything down several times */
@@ -474,6 +544,7 @@ int main(void)
 	nrec = 20000;
 #endif
 	th_mark();
+	test_flush_while_reading();
 	test_hipri_wakeup();
 	test_biased_lock();
 	turns();

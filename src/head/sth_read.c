@@ -458,6 +458,34 @@ static void rcache_flushed(struct sthead *sh)
 	}
 }
 
+/* Let go of the reader lock leaving no flushed cache behind.  A flush
+ * bumps sh_rflushgen, then tries the lock; one that found it taken left
+ * the cache to the holder, who looks at the generation before letting
+ * go and once more after: one of the two sees the other.  (After letting
+ * go: a biased lock's release is a plain store, which the load could
+ * pass, but the flusher's failed trylock revoked the bias with a
+ * membarrier first; an unbiased one's is an exchange, a full barrier on
+ * x86.  Elsewhere, without membarrier and under TSan, the look is a
+ * sequentially consistent read-modify-write.) */
+static void rlock_release(struct sthead *sh)
+{
+	unsigned g;
+
+	rcache_check(sh);
+	strblock_unlock(&sh->sh_rlock);
+#if (defined(__x86_64__) || defined(__i386__)) && !STR_TSAN
+	if (str_rcu_membarrier)
+		g = __atomic_load_n(&sh->sh_rflushgen, __ATOMIC_SEQ_CST);
+	else
+#endif
+		g = __atomic_fetch_add(&sh->sh_rflushgen, 0, __ATOMIC_SEQ_CST);
+	if (g != __atomic_load_n(&sh->sh_rcache_gen, __ATOMIC_ACQUIRE) &&
+	    strblock_trylock(&sh->sh_rlock)) {
+		rcache_check(sh);
+		strblock_unlock(&sh->sh_rlock);
+	}
+}
+
 bool sth_rcache_any(struct sthead *sh)
 {
 	if (__atomic_load_n(&sh->sh_rflushgen, __ATOMIC_ACQUIRE) !=
@@ -747,7 +775,7 @@ static void wait_begin(struct rctx *c, bool mread)
 	struct sthead *sh = c->sh;
 
 	rcredit(sh);
-	strblock_unlock(&sh->sh_rlock);
+	rlock_release(sh);
 	if (!c->held) {
 		__atomic_add_fetch(&c->f->f_refs, 1, __ATOMIC_ACQ_REL);
 		c->held = true;
@@ -1130,7 +1158,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 		}
 		break;
 	}
-	strblock_unlock(&sh->sh_rlock);
+	rlock_release(sh);
 out_noread:
 	sth_changed(sh);
 	str_exit(c.t);
@@ -1342,7 +1370,7 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 							   __ATOMIC_ACQ_REL);
 					c.held = true;
 				}
-				strblock_unlock(&sh->sh_rlock);
+				rlock_release(sh);
 				err = sth_sleep(&c.t, &sh->sh_rseq, seen, -1);
 				__atomic_sub_fetch(&sh->sh_rwaiters, 1,
 						   __ATOMIC_ACQ_REL);
@@ -1455,7 +1483,7 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 	}
 	if (counted)
 		__atomic_sub_fetch(&sh->sh_rwaiters, 1, __ATOMIC_ACQ_REL);
-	strblock_unlock(&sh->sh_rlock);
+	rlock_release(sh);
 out_noread:
 	sth_changed(sh);
 	str_exit(c.t);
