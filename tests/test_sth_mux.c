@@ -8,7 +8,9 @@
  * a persistent link survives it and I_PUNLINK from another open of the
  * driver removes it; two levels of multiplexers; the errors: a stream
  * linked twice, a link loop, linking below a stream that is not a
- * multiplexer, bad descriptors, unknown muxids.
+ * multiplexer, bad descriptors, unknown muxids; what the lower stream's
+ * head held when linked (its reader's cache, a full queue) goes up
+ * through the multiplexer in order.
  */
 #include "sth.h"
 
@@ -85,6 +87,67 @@ static void test_link(void)
 	CHECK_RET(nread(m, NULL), 0);
 	CHECK_RET(close(e), 0);
 	CHECK_RET(close(e2), 0);
+	CHECK_RET(close(m), 0);
+}
+
+static ssize_t read_soon(int fd, char *buf, size_t n)
+{
+	struct pollfd pf = { fd, POLLIN, 0 };
+
+	if (poll(&pf, 1, 2000) != 1)
+		return -1;
+	return read(fd, buf, n);
+}
+
+/* What the lower stream's head held when it was linked -- messages its
+ * reader had already taken into its cache, a queue over high water --
+ * goes up through the multiplexer, in order, ahead of what comes after,
+ * and nothing stalls. */
+static void test_link_queued(void)
+{
+	int m = open_mux(0), e = open_echo(O_NONBLOCK), id;
+	char buf[8192];
+	long sent = 0, got = 0;
+	ssize_t r = 0;
+
+	CHECK_RET(ioctl(e, I_SRDOPT, RMSGN), 0);
+	CHECK_RET(write(e, "m0", 2), 2);
+	CHECK_RET(write(e, "m1", 2), 2);
+	CHECK_RET(write(e, "m2", 2), 2);
+	CHECK_RET(read(e, buf, sizeof(buf)), 2);	/* m1, m2 cached */
+	id = ioctl(m, I_LINK, e);
+	CHECK(id > 0);
+	CHECK_RET(ioctl(m, I_SRDOPT, RMSGN), 0);
+	CHECK_RET(write(m, "p", 1), 1);
+	CHECK_RET(read_soon(m, buf, sizeof(buf)), 2);
+	CHECK_MEM(buf, "m1", 2);
+	CHECK_RET(read_soon(m, buf, sizeof(buf)), 2);
+	CHECK_MEM(buf, "m2", 2);
+	CHECK_RET(read_soon(m, buf, sizeof(buf)), 1);
+	CHECK_MEM(buf, "p", 1);
+	CHECK_RET(ioctl(m, I_UNLINK, id), 0);
+	CHECK_RET(nread(e, NULL), 0);
+
+	/* a full queue, one byte of it read */
+	CHECK_RET(ioctl(e, I_SRDOPT, RNORM), 0);
+	memset(buf, 'q', sizeof(buf));
+	while (sent < 1000000 && write(e, buf, 4096) == 4096)
+		sent += 4096;
+	CHECK(sent >= 65536);
+	CHECK_RET(read(e, buf, 1), 1);
+	id = ioctl(m, I_LINK, e);
+	CHECK(id > 0);
+	CHECK_RET(ioctl(m, I_SRDOPT, RNORM), 0);
+	CHECK_RET(write(m, "p", 1), 1);
+	while (got < sent && (r = read_soon(m, buf, sizeof(buf))) > 0) {
+		got += r;
+		if (buf[r - 1] == 'p')
+			break;
+	}
+	CHECK_EQ(got, sent);		/* (sent - 1) q's and the p */
+	CHECK(r > 0 && buf[r - 1] == 'p');
+	CHECK_RET(ioctl(m, I_UNLINK, id), 0);
+	CHECK_RET(close(e), 0);
 	CHECK_RET(close(m), 0);
 }
 
@@ -226,6 +289,7 @@ int main(void)
 	CHECK_ISOLATED_T(test_close_lower, 5);
 	th_mark();
 	test_link();
+	test_link_queued();
 	test_errors();
 	test_two_levels();
 	test_plink();

@@ -969,6 +969,13 @@ static int ioc_link(struct ictx *c, int lfd, bool persist, int *rvalp)
 	__atomic_or_fetch(&lsh->sh_flag, STPLEX, __ATOMIC_ACQ_REL);
 	sth_wake_readers(lsh);
 	sth_wake(&lsh->sh_wseq, &lsh->sh_wwaiters);
+	/* what a reader of the lower stream had taken into its cache goes
+	 * back on the queue the multiplexer now serves (still counted) */
+	c->t = str_enter();
+	read_side_begin(lsh);
+	read_side_end(lsh);
+	str_exit(c->t);
+	c->t = NULL;
 	set_lower_procs(lsh, mux, true);
 	err = link_ioctl(sh, l, persist ? I_PLINK : I_LINK);
 	if (err != 0) {
@@ -986,9 +993,15 @@ static int ioc_link(struct ictx *c, int lfd, bool persist, int *rvalp)
 		l->l_next = sh->sh_links;
 		sh->sh_links = l;
 	}
+	*rvalp = l->l_muxid;
+	sth_hold(lsh);			/* (an unlink may come now) */
 	sth_links_unlock();
 	c->t = str_enter();
-	*rvalp = l->l_muxid;
+	/* what the lower stream's head had queued is the multiplexer's
+	 * now: its lower read service procedure takes it on */
+	if (__atomic_load_n(&lsh->sh_sd.sd_rq->q_first, __ATOMIC_ACQUIRE))
+		qenable(lsh->sh_sd.sd_rq);
+	sth_rele(lsh);
 	return 0;
 fail:
 	sth_links_unlock();
