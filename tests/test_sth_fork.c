@@ -272,6 +272,70 @@ static void test_shared_ends(void)
 	close(fds[0]);
 }
 
+/* Two processes writing into one end: each must see the room the
+ * other's writing took.  The child writes 400 + 300 records while the
+ * parent reads 300, so the ring holds about 400 unread records (406 KiB
+ * of its 512 KiB) and its producer has gone round it more than once
+ * since the parent last looked (never: it has not written yet); the
+ * parent's big writes must not find room that is not there (they used
+ * to overwrite unread records, and the reader got EPROTO). */
+static void tell(int fd) { char c = 1; REQUIRE(write(fd, &c, 1) == 1); }
+static void await(int fd) { char c; REQUIRE(read(fd, &c, 1) == 1); }
+
+static void test_two_producers(void)
+{
+	static unsigned char b[65536];
+	int fds[2], p2c[2], c2p[2], wrote = 0, ok = 0;
+	pid_t pid;
+
+	open_pipe(fds);
+	REQUIRE(pipe(p2c) == 0 && pipe(c2p) == 0);
+	pid = fork_flushed();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		int bad = 0;
+		memset(b, 'a', 1000);
+		for (int i = 0; i < 700; i++) {
+			if (i == 400) {
+				tell(c2p[1]);
+				await(p2c[0]);
+			}
+			bad += write(fds[1], b, 1000) != 1000;
+		}
+		tell(c2p[1]);
+		await(p2c[0]);
+		child_exit(bad);
+	}
+	CHECK_RET(ioctl(fds[0], I_SRDOPT, RMSGD), 0);
+	await(c2p[0]);
+	for (int i = 0; i < 300; i++)
+		CHECK_RET(read(fds[0], b, sizeof(b)), 1000);
+	tell(p2c[1]);
+	await(c2p[0]);
+	memset(b, 'p', sizeof(b));
+	CHECK_RET(set_nonblock(fds[1], true), 0);
+	for (int i = 0; i < 4; i++)
+		wrote += write(fds[1], b, 60000) == 60000;
+	CHECK_RET(set_nonblock(fds[0], true), 0);
+	for (int i = 0; i < 400; i++) {
+		ssize_t n = read(fds[0], b, sizeof(b));
+		ok += n == 1000 && b[0] == 'a' && b[999] == 'a';
+	}
+	CHECK_EQ(ok, 400);
+	for (int i = 0; i < wrote; i++) {
+		ssize_t n = read(fds[0], b, sizeof(b));
+		CHECK(n == 60000 && b[0] == 'p' && b[59999] == 'p');
+	}
+	tell(p2c[1]);
+	CHECK_EQ(wait_child(pid), 0);
+	close(fds[0]);
+	close(fds[1]);
+	close(p2c[0]);
+	close(p2c[1]);
+	close(c2p[0]);
+	close(c2p[1]);
+}
+
 /* A reader that never sleeps (non-blocking reads only) still learns
  * that the other process closed its end: end of file. */
 static void test_nonblock_eof(void)
@@ -458,6 +522,7 @@ int main(void)
 	test_poll();
 	test_pingpong();
 	test_shared_ends();
+	test_two_producers();
 	test_nonblock_eof();
 	test_private_mirror();
 	CHECK_EQ(streams_in_use(), 0);

@@ -260,13 +260,24 @@ void shr_cunlock(struct shr_seg *seg, int i)
 
 /* ---- producer ---- */
 
+/* Free bytes of a ring whose producer is at tail and consumer at head;
+ * 0 when they are further apart than the ring (a head seen long ago, or
+ * positions a peer process corrupted). */
+static size_t free_bytes(const struct shr_seg *seg, uint64_t tail,
+			 uint64_t head)
+{
+	uint64_t used = tail - head;
+
+	return used <= seg->ringsize ? seg->ringsize - (size_t)used : 0;
+}
+
 static size_t room(struct shr_seg *seg, int i)
 {
 	struct shr_ring *r = &seg->hdr->ring[i];
 	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_SEQ_CST);
 
-	return seg->ringsize - (size_t)(tail - head);
+	return free_bytes(seg, tail, head);
 }
 
 bool shr_room(struct shr_seg *seg, int i, size_t need)
@@ -277,12 +288,14 @@ bool shr_room(struct shr_seg *seg, int i, size_t need)
 	uint64_t head;
 
 	/* the head seen last time first: no look at the consumer's line
-	 * while the ring has room anyway (plock held: head_seen is ours) */
-	if (seg->ringsize - (size_t)(tail - seg->head_seen[i]) >= need)
+	 * while the ring has room anyway (plock held: head_seen is ours).
+	 * Another process holding this end may have produced more than a
+	 * ring since this one last looked: then that head says nothing. */
+	if (free_bytes(seg, tail, seg->head_seen[i]) >= need)
 		return true;
 	head = __atomic_load_n(&r->head, __ATOMIC_SEQ_CST);
 	seg->head_seen[i] = head;
-	return seg->ringsize - (size_t)(tail - head) >= need;
+	return free_bytes(seg, tail, head) >= need;
 }
 
 void shr_wait_room(struct shr_seg *seg, int i)
