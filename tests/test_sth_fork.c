@@ -323,6 +323,9 @@ static void test_two_producers(void)
 	}
 	CHECK_EQ(ok, 400);
 	for (int i = 0; i < wrote; i++) {
+		/* (they wait in this process's write queue for room) */
+		struct pollfd pf = { fds[0], POLLIN, 0 };
+		CHECK_RET(poll(&pf, 1, 5000), 1);
 		ssize_t n = read(fds[0], b, sizeof(b));
 		CHECK(n == 60000 && b[0] == 'p' && b[59999] == 'p');
 	}
@@ -334,6 +337,52 @@ static void test_two_producers(void)
 	close(p2c[1]);
 	close(c2p[0]);
 	close(c2p[1]);
+}
+
+/* Two processes blocked writing into one end, a slow reader: each
+ * writer must hear that the ring has room again (the doorbell is one
+ * byte on a socket both share, so one of them used to sleep for good). */
+static void test_two_blocked_writers(void)
+{
+	static unsigned char b[65536];
+	enum { N = 3000 };
+
+	for (int round = 0; round < 3; round++) {
+		int fds[2], got = 0;
+		pid_t pid[2];
+
+		open_pipe(fds);
+		for (int c = 0; c < 2; c++) {
+			pid[c] = fork_flushed();
+			REQUIRE(pid[c] >= 0);
+			if (pid[c] == 0) {
+				int bad = 0;
+				close(fds[0]);
+				memset(b, 'a' + c, 3000);
+				for (int i = 0; i < N + c * 500; i++)
+					bad += write(fds[1], b, 3000) != 3000;
+				child_exit(bad);
+			}
+		}
+		close(fds[1]);
+		CHECK_RET(ioctl(fds[0], I_SRDOPT, RMSGD), 0);
+		for (;;) {
+			struct pollfd pf = { fds[0], POLLIN, 0 };
+			if (poll(&pf, 1, 5000) != 1)
+				break;		/* a writer asleep for good */
+			if (read(fds[0], b, sizeof(b)) <= 0)
+				break;		/* both gone: end of file */
+			if ((++got & 63) == 0)
+				pause_ms(2);	/* let the ring fill */
+		}
+		CHECK_EQ(got, 2 * N + 500);
+		for (int c = 0; c < 2; c++) {
+			if (got != 2 * N + 500)
+				kill(pid[c], SIGKILL);
+			CHECK_EQ(wait_child(pid[c]), 0);
+		}
+		close(fds[0]);
+	}
 }
 
 /* A reader that never sleeps (non-blocking reads only) still learns
@@ -523,6 +572,7 @@ int main(void)
 	test_pingpong();
 	test_shared_ends();
 	test_two_producers();
+	test_two_blocked_writers();
 	test_nonblock_eof();
 	test_private_mirror();
 	CHECK_EQ(streams_in_use(), 0);

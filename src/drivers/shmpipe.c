@@ -118,6 +118,9 @@ struct shp_end {
 	int pull_again;			/* 1: pull once more, 2: and arm;
 					   atomic (see pull) */
 	bufcall_id_t bufcall;		/* waiting for memory; pull lock */
+	int retry_armed;		/* a look for room is due; atomic */
+	toid_t retry_id;		/* its timeout, for close; set by the
+					   write service procedure, atomic */
 	int fdsock;			/* descriptors: sent on it by this
 					   end's producers, received by its
 					   consumers; fixed */
@@ -475,6 +478,34 @@ static bool ring_put(struct shp_end *e, mblk_t *mp, bool *wake)
 	return ok;
 }
 
+/* The doorbell saying the ring has room again is one byte on a socket
+ * every process holding this end shares: with writers blocked in two
+ * processes, one process's I/O thread takes it and the other never
+ * hears.  So a blocked write queue also looks again a tick later, and
+ * every tick while the ring stays full. */
+#define ROOM_RETRY_TICKS 1
+
+static void room_retry(void *arg)
+{
+	struct shp_end *e = arg;
+
+	__atomic_store_n(&e->retry_armed, 0, __ATOMIC_RELEASE);
+	qenable(WR(e->rq));
+}
+
+static void arm_retry(queue_t *q, struct shp_end *e)
+{
+	toid_t id;
+
+	if (__atomic_exchange_n(&e->retry_armed, 1, __ATOMIC_ACQ_REL))
+		return;
+	id = qtimeout(q, (void (*)())room_retry, e, ROOM_RETRY_TICKS);
+	if (id == 0)
+		__atomic_store_n(&e->retry_armed, 0, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n(&e->retry_id, id, __ATOMIC_RELEASE);
+}
+
 static int shp_wsrv(queue_t *q)
 {
 	struct shp_end *e = q->q_ptr;
@@ -489,6 +520,7 @@ static int shp_wsrv(queue_t *q)
 		}
 		if (!ring_put(e, mp, &wake)) {
 			putbq(q, mp);
+			arm_retry(q, e);
 			break;
 		}
 	}
@@ -603,6 +635,9 @@ static int shp_close(queue_t *q, int oflag, cred_t *cr)
 	__atomic_store_n(&e->rq->q_stream->sd_kev, NULL, __ATOMIC_RELEASE);
 	if (e->bufcall != 0)
 		qunbufcall(q, e->bufcall);
+	toid_t id = __atomic_exchange_n(&e->retry_id, 0, __ATOMIC_ACQ_REL);
+	if (id != 0)
+		quntimeout(q, id);	/* (waits for it if it runs) */
 	str_kev_detach(&e->ke);
 	close(e->ke.ke_fd);
 	map_rele(e->map);
