@@ -521,6 +521,31 @@ static bool converted(int fd)
 	return yes;
 }
 
+/* The shared segments of converted pipes are sealed at their size: a
+ * peer process cannot shrink one under our mappings.  Found among our
+ * descriptors by name (memfd:streams-pipe). */
+static int sealed_segments(void)
+{
+	int n = 0;
+
+	for (int fd = 0; fd < 1024; fd++) {
+		char path[64], name[256];
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		ssize_t k = readlink(path, name, sizeof(name) - 1);
+		if (k <= 0)
+			continue;
+		name[k] = '\0';
+		if (strstr(name, "memfd:streams-pipe") == NULL)
+			continue;
+		int seals = fcntl(fd, F_GET_SEALS);
+		CHECK_EQ(seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
+			 F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+		CHECK_ERR(ftruncate(fd, 4096), EPERM);
+		n++;
+	}
+	return n;
+}
+
 /* Both directions at once, then one end closes: the other reads all,
  * then end of file. */
 static void test_threads(void)
@@ -534,6 +559,7 @@ static void test_threads(void)
 	sth_pipes_convert_all();
 	CHECK(converted(fds[0]) && converted(fds[1]));
 	CHECK_RET(nlist(fds[0]), 0);
+	CHECK(sealed_segments() >= 1);
 	struct tw w0 = { fds[0], n, 0, false }, r1 = { fds[1], n, 0, false };
 	struct tw w1 = { fds[1], n, 0, false }, r0 = { fds[0], n, 0, false };
 	REQUIRE(pthread_create(&t[0], NULL, writer, &w0) == 0);

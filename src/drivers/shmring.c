@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <string.h>
@@ -70,15 +71,20 @@ fail:;
 	return err;
 }
 
+#define SHR_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+
 int shr_create(struct shr_seg *seg, int *memfd)
 {
 	size_t ringsize = SHR_RINGSIZE;
 	int fd, err;
 
-	fd = memfd_create("streams-pipe", MFD_CLOEXEC);
+	fd = memfd_create("streams-pipe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, (off_t)(HDRSIZE + 2 * ringsize)) < 0) {
+	/* sealed at its size: a peer process cannot shrink it under our
+	 * mappings (our next access would be a SIGBUS) */
+	if (ftruncate(fd, (off_t)(HDRSIZE + 2 * ringsize)) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, SHR_SEALS) < 0) {
 		err = -errno;
 		close(fd);
 		return err;
@@ -103,6 +109,8 @@ int shr_map(struct shr_seg *seg, int memfd)
 
 	if (fstat(memfd, &st) < 0)
 		return -errno;
+	if ((fcntl(memfd, F_GET_SEALS) & SHR_SEALS) != SHR_SEALS)
+		return -EPROTO;		/* it could shrink under us */
 	if (pread(memfd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
 		return -EPROTO;
 	ringsize = hdr[2];

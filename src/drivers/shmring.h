@@ -5,7 +5,9 @@
  * How this works
  * --------------
  * A segment is a memfd holding a header page and two rings, one per
- * direction; ring i is written by side i and read by side 1 - i.  Each
+ * direction, sealed at its size (a peer process cannot shrink it under
+ * the others' mappings); ring i is written by side i and read by side
+ * 1 - i.  Each
  * ring's data area is mapped twice, back to back, so a record never
  * wraps: a writer copies a whole record at tail % size and a reader reads
  * one at head % size, whatever the position.  tail and head are byte
@@ -85,10 +87,11 @@ struct shr_seg {
 					   much); plock */
 };
 
-/* Make a new segment (memfd, close-on-exec) and map it: 0 or -errno. */
+/* Make a new segment (memfd, close-on-exec, sealed against resizing)
+ * and map it: 0 or -errno. */
 int shr_create(struct shr_seg *seg, int *memfd);
 /* Map an existing segment received from another process: 0, -errno,
- * -EPROTO when it is not a valid segment. */
+ * -EPROTO when it is not a valid segment (or not sealed). */
 int shr_map(struct shr_seg *seg, int memfd);
 void shr_unmap(struct shr_seg *seg);
 
