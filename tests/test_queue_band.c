@@ -220,7 +220,10 @@ static void test_strq(queue_t *q)
 static void expect_run(queue_t *q, const int *want, int n, int line)
 {
 	int i = 0;
-	mblk_t *mp = str_getq_run(q), *next;
+	unsigned gen = 7, seen = 0;
+	mblk_t *mp = str_getq_run(q, &gen, &seen), *next;
+
+	CHECK_EQ(seen, 7);	/* the generation, read in the take */
 
 	for (; mp != NULL; mp = next, i++) {
 		next = mp->b_next;
@@ -241,6 +244,8 @@ static void expect_run(queue_t *q, const int *want, int n, int line)
 
 static void test_run(queue_t *q)
 {
+	unsigned gen = 0, seen = 99;
+
 	/* only plain band-0 data: all of it, still counted */
 	CHECK_EQ(putq(q, qt_msg(M_DATA, 0, 3, 1)), 1);
 	CHECK_EQ(putq(q, qt_msg(M_PROTO, 0, 2, 2)), 1);
@@ -260,14 +265,14 @@ static void test_run(queue_t *q)
 	CHECK_EQ(q->q_nodd, 1);
 	RUN(q, 4);
 	str_qcredit(q, 1, 1);
-	CHECK_PTR(str_getq_run(q), NULL);	/* M_SIG is first */
+	CHECK_PTR(str_getq_run(q, &gen, &seen), NULL);	/* M_SIG is first */
 	EXPECT(q, 5, 6);
 	CHECK_EQ(q->q_nodd, 0);
 	/* a band message goes first: not a run; after it, one again */
 	CHECK_EQ(putq(q, qt_msg(M_DATA, 0, 1, 7)), 1);
 	CHECK_EQ(putq(q, qt_msg(M_DATA, 1, 1, 8)), 1);
 	CHECK_EQ(q->q_nodd, 1);
-	CHECK_PTR(str_getq_run(q), NULL);
+	CHECK_PTR(str_getq_run(q, &gen, &seen), NULL);
 	EXPECT(q, 8, 7);
 	/* flushing leaves nothing odd counted; an empty queue wants a
 	 * reader (QWANTR), a run clears it */
@@ -276,8 +281,20 @@ static void test_run(queue_t *q)
 	CHECK_EQ(q->q_nodd, 2);
 	flushq(q, FLUSHALL);
 	CHECK_EQ(q->q_nodd, 0);
-	CHECK_PTR(str_getq_run(q), NULL);
+	CHECK_PTR(str_getq_run(q, &gen, &seen), NULL);
 	CHECK(q->q_flag & QWANTR);
+	CHECK_EQ(seen, 0);
+	/* the stream head's flushes count themselves in its generation, in
+	 * the same lock hold (str_flush_gen); band 0 alone leaves band 1 */
+	CHECK_EQ(putq(q, qt_msg(M_DATA, 0, 1, 12)), 1);
+	CHECK_EQ(putq(q, qt_msg(M_DATA, 1, 1, 13)), 1);
+	str_flush_gen(q, FLUSHALL, true, 0, &gen);
+	CHECK_EQ(gen, 1);
+	EXPECT(q, 13);
+	str_flush_gen(q, FLUSHDATA, false, 0, &gen);
+	CHECK_EQ(gen, 2);
+	CHECK_PTR(str_getq_run(q, &gen, &seen), NULL);
+	CHECK_EQ(seen, 2);
 	CHECK_EQ(putq(q, qt_msg(M_DATA, 0, 1, 11)), 1);
 	RUN(q, 11);
 	CHECK(!(q->q_flag & QWANTR));

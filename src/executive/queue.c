@@ -486,17 +486,20 @@ mblk_t *str_getq_if(queue_t *q, bool (*match)(const mblk_t *, void *),
  * does).  The run's b_prev and b_queue are not cleared (what they hold
  * is unspecified): the caller clears them as it takes each message.
  *
+ * *seen: *gen as it is during the take (see str_flush_gen).
+ *
  * When everything queued is plain (q_nodd == 0, the usual case) the whole
  * list is taken in one step, with no walk over it: a long run does not
  * fit in the cache, and a walk here missed on every message only for the
  * reader to miss again when it read them.  Otherwise the run is found
  * under the lock, up to the first message that is not plain.
  */
-mblk_t *str_getq_run(queue_t *q)
+mblk_t *str_getq_run(queue_t *q, const unsigned *gen, unsigned *seen)
 {
 	mblk_t *first = NULL, *last = NULL, *mp;
 
 	qlock(q);
+	*seen = __atomic_load_n(gen, __ATOMIC_ACQUIRE);
 	if (q->q_first != NULL && q->q_nodd == 0) {
 		first = q->q_first;
 		set_first(q, NULL);
@@ -792,7 +795,7 @@ void rmvq(queue_t *q, mblk_t *mp)
  * while a writer waited on it.
  */
 static void flush_common(queue_t *q, int flag, bool one_band,
-			 unsigned char band)
+			 unsigned char band, unsigned *gen)
 {
 	mblk_t *mp, *next, *dead = NULL;
 	bool be0 = false;
@@ -814,6 +817,8 @@ static void flush_common(queue_t *q, int flag, bool one_band,
 		mp->b_next = dead;
 		dead = mp;
 	}
+	if (gen != NULL)
+		__atomic_add_fetch(gen, 1, __ATOMIC_ACQ_REL);
 	qunlock(q);
 	/* free in queue order */
 	{
@@ -843,7 +848,7 @@ void flushq(queue_t *q, int flag)
 		str_bad("flushq(NULL)", q);
 		return;
 	}
-	flush_common(q, flag, false, 0);
+	flush_common(q, flag, false, 0, NULL);
 }
 
 void flushband(queue_t *q, unsigned char band, int flag)
@@ -854,7 +859,15 @@ void flushband(queue_t *q, unsigned char band, int flag)
 	}
 	if (band != 0 && band > q->q_nband)
 		return;
-	flush_common(q, flag, true, band);
+	flush_common(q, flag, true, band, NULL);
+}
+
+void str_flush_gen(queue_t *q, int flag, bool one_band, unsigned char band,
+		   unsigned *gen)
+{
+	if (one_band && band != 0 && band > q->q_nband)
+		return;
+	flush_common(q, flag, one_band, band, gen);
 }
 
 int qsize(queue_t *q)

@@ -517,8 +517,14 @@ mblk_t *str_getq_if(queue_t *q, bool (*match)(const mblk_t *, void *),
 /* The stream head's read cache (queue.c): take the run of plain band-0
  * messages (M_DATA, M_PROTO) at the front, which stay counted (their
  * b_prev and b_queue not yet cleared); give the bytes back as they are
- * read; put what is left back. */
-mblk_t *str_getq_run(queue_t *q);
+ * read; put what is left back.  *seen is *gen (the head's flush
+ * generation) read under the same lock hold as the take, and
+ * str_flush_gen (flushq, or flushband when one_band) bumps *gen under
+ * the lock hold of its flush: so a run taken before a flush is always
+ * seen as older than it, and one taken after never. */
+mblk_t *str_getq_run(queue_t *q, const unsigned *gen, unsigned *seen);
+void str_flush_gen(queue_t *q, int flag, bool one_band, unsigned char band,
+		   unsigned *gen);
 
 /* A byte stream's write coalescing (queue.c): mp's bytes (one M_DATA
  * block) appended to q's last message when that is a lone band-0 M_DATA

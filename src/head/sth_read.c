@@ -74,7 +74,7 @@ static void set_flag(struct sthead *sh, int f, bool on)
  * turned around down the write side is marked MSGNOLOOP so that the head
  * it reaches next does not turn it around again.
  */
-static void rcache_flushed(struct sthead *sh);
+static void rflush(struct sthead *sh, queue_t *q, int flag, bool band0);
 
 static void do_flush(struct sthead *sh, queue_t *q, mblk_t *mp)
 {
@@ -96,12 +96,12 @@ static void do_flush(struct sthead *sh, queue_t *q, mblk_t *mp)
 	mp->b_flag &= ~MSGCROSSED;
 	if (how & FLUSHR) {
 		if ((how & FLUSHBAND) && MBLKL(mp) >= 2) {
-			flushband(q, mp->b_rptr[1], FLUSHALL);
 			if (mp->b_rptr[1] == 0)
-				rcache_flushed(sh);
+				rflush(sh, q, FLUSHALL, true);
+			else
+				flushband(q, mp->b_rptr[1], FLUSHALL);
 		} else {
-			flushq(q, FLUSHDATA);
-			rcache_flushed(sh);
+			rflush(sh, q, FLUSHDATA, false);
 		}
 		/* a flushed high priority message no longer blocks */
 		qlock(q);
@@ -149,8 +149,7 @@ static void do_error(struct sthead *sh, queue_t *q, mblk_t *mp)
 	pthread_mutex_unlock(&sh->sh_lock);
 	if (any) {
 		/* SVR4: flush the head and everything below */
-		flushq(q, FLUSHALL);
-		rcache_flushed(sh);
+		rflush(sh, q, FLUSHALL, false);
 		set_flag(sh, STRPRI, false);
 		putnextctl1(OTHERQ(q), M_FLUSH,
 			    (r != NOERROR && r && w != NOERROR && w) ? FLUSHRW
@@ -447,11 +446,14 @@ static inline void rcache_check(struct sthead *sh)
 	}
 }
 
-/* A flush of the read side: the cache goes too, now if no reader is
- * reading, else when the reader next looks. */
-static void rcache_flushed(struct sthead *sh)
+/* A flush of the read side's band 0 (all of it, or band 0 alone): the
+ * queue's messages, and the cache with them -- now if no reader is
+ * reading, else when the reader looks next or lets go.  The flush bumps
+ * the generation in the lock hold that empties the queue, as the
+ * reader's take of a run reads it (str_getq_run). */
+static void rflush(struct sthead *sh, queue_t *q, int flag, bool band0)
 {
-	__atomic_add_fetch(&sh->sh_rflushgen, 1, __ATOMIC_ACQ_REL);
+	str_flush_gen(q, flag, band0, 0, &sh->sh_rflushgen);
 	if (strblock_trylock(&sh->sh_rlock)) {
 		rcache_check(sh);
 		strblock_unlock(&sh->sh_rlock);
@@ -621,14 +623,15 @@ static mblk_t *rtake(struct sthead *sh, rmatch_fn match, void *arg,
 	*cached = false;
 	rcache_check(sh);
 	if (sh->sh_rcache == NULL) {
-		mp = str_getq_run(rq);
+		unsigned g;
+		mp = str_getq_run(rq, &sh->sh_rflushgen, &g);
 		if (mp != NULL) {
+			/* g: the generation when it was taken (a flush since
+			 * then discards it at the next look) */
 			sh->sh_rcache = mp;
-			__atomic_store_n(&sh->sh_rcache_any, 1, __ATOMIC_RELEASE);
-			__atomic_store_n(&sh->sh_rcache_gen,
-					 __atomic_load_n(&sh->sh_rflushgen,
-							 __ATOMIC_ACQUIRE),
+			__atomic_store_n(&sh->sh_rcache_gen, g,
 					 __ATOMIC_RELEASE);
+			__atomic_store_n(&sh->sh_rcache_any, 1, __ATOMIC_RELEASE);
 		}
 	}
 	if (sh->sh_rcache != NULL) {
