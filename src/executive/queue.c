@@ -626,11 +626,24 @@ int str_getq_n(queue_t *q, mblk_t **v, int max)
 
 bool str_putq_run(queue_t *q, mblk_t *first, int n)
 {
-	bool sched = false, was_empty;
+	bool was_empty;
+
+	(void)str_putq_run_gen(q, first, n, NULL, 0, &was_empty);
+	return was_empty;
+}
+
+bool str_putq_run_gen(queue_t *q, mblk_t *first, int n, const unsigned *gen,
+		      unsigned key, bool *was_empty)
+{
+	bool sched = false;
 	mblk_t *mp, *next;
 
 	qlock(q);
-	was_empty = q->q_first == NULL;
+	*was_empty = q->q_first == NULL;
+	if (gen != NULL && __atomic_load_n(gen, __ATOMIC_ACQUIRE) != key) {
+		qunlock(q);
+		return false;
+	}
 	for (mp = first; n-- > 0 && mp != NULL; mp = next) {
 		next = mp->b_next;
 		list_insert_before(q, NULL, mp);
@@ -641,7 +654,7 @@ bool str_putq_run(queue_t *q, mblk_t *first, int n)
 	qunlock(q);
 	if (sched)
 		strsched_enable(q);
-	return was_empty;
+	return true;
 }
 
 int putq(queue_t *q, mblk_t *mp)

@@ -537,6 +537,11 @@ int str_getq_n(queue_t *q, mblk_t **v, int max);
 /* putq of a run of band-0, not high priority messages linked by b_next
  * (n of them), in one lock hold; true if q was empty before (queue.c) */
 bool str_putq_run(queue_t *q, mblk_t *first, int n);
+/* The same, only while *gen is still key (read under the queue lock, as
+ * str_flush_gen bumps it): false, and nothing queued, when it is not.
+ * *was_empty: q was empty before.  For the stream head's batches. */
+bool str_putq_run_gen(queue_t *q, mblk_t *first, int n, const unsigned *gen,
+		      unsigned key, bool *was_empty);
 
 /*
  * Deferred queueing (batch.c).  A thread that delivers many messages in a

@@ -241,10 +241,11 @@ static void raise_sig(struct sthead *sh, mblk_t *mp)
 static void rput_run(queue_t *q, mblk_t *first, int n, unsigned key)
 {
 	struct sthead *sh = q->q_ptr;
-	bool was_empty = __atomic_load_n(&q->q_first, __ATOMIC_RELAXED) ==
-			 NULL;
+	bool was_empty;
 
-	if (key != __atomic_load_n(&sh->sh_rflushgen, __ATOMIC_ACQUIRE)) {
+	/* (checked in the queue lock hold: a flush bumps it in its own) */
+	if (!str_putq_run_gen(q, first, n, &sh->sh_rflushgen, key,
+			      &was_empty)) {
 		for (mblk_t *next; n-- > 0 && first != NULL; first = next) {
 			next = first->b_next;
 			first->b_next = NULL;
@@ -252,7 +253,6 @@ static void rput_run(queue_t *q, mblk_t *first, int n, unsigned key)
 		}
 		return;
 	}
-	str_putq_run(q, first, n);
 	sth_wake_readers(sh);
 	sth_changed(sh);
 	if (unlikely(__atomic_load_n(&sh->sh_sigevents, __ATOMIC_RELAXED)) &&
