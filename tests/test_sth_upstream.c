@@ -603,6 +603,41 @@ static void test_signals(void)
 	signal(SIGUSR1, SIG_IGN);
 }
 
+/* A SIGPOLL handler may call the stream: the signal is sent after the
+ * head's lock is let go (it was sent under it, and a handler reading
+ * the stream then waited for that lock for good).  In a child, with a
+ * time limit: a hang fails the check. */
+static int sig_fd;
+static volatile sig_atomic_t sig_read_done;
+
+static void read_in_handler(int sig)
+{
+	char b[4];
+
+	(void)sig;
+	(void)!read(sig_fd, b, sizeof(b));
+	sig_read_done = 1;
+}
+
+static int test_handler_reads(void)
+{
+	sig_fd = open_tm(O_NONBLOCK);
+	CHECK_RET(ioctl(sig_fd, I_SETSIG, S_ERROR | S_INPUT), 0);
+	signal(SIGPOLL, read_in_handler);
+	CHECK_RET(sendup_data(sig_fd, "in", 0, 0), 0);
+	for (int i = 0; i < 2000 && !sig_read_done; i++)
+		pause_ms(1);		/* (another thread may take it) */
+	CHECK_EQ(sig_read_done, 1);
+	sig_read_done = 0;
+	CHECK_RET(sendup_bytes(sig_fd, M_ERROR, 1, EIO, 0), 0);
+	for (int i = 0; i < 2000 && !sig_read_done; i++)
+		pause_ms(1);
+	CHECK_EQ(sig_read_done, 1);
+	signal(SIGPOLL, SIG_IGN);
+	CHECK_RET(close(sig_fd), 0);
+	return 0;
+}
+
 /* ---- M_PCPROTO, bands ---- */
 
 static void test_pcproto_and_bands(void)
@@ -654,6 +689,7 @@ static void test_pcproto_and_bands(void)
 int main(void)
 {
 	REQUIRE(register_strmod(&upmod_fmod) == 0);
+	CHECK_ISOLATED_T(test_handler_reads, 5);
 	th_mark();
 	test_setopts();
 	test_mread();

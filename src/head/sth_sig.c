@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "sthead.h"
@@ -96,13 +97,33 @@ void sth_sigpoll(struct sthead *sh, int event, int band)
 		fired |= S_INPUT;
 	if (!(__atomic_load_n(&sh->sh_sigevents, __ATOMIC_ACQUIRE) & fired))
 		return;
+	/* who gets which signal, noted under the lock and sent after it:
+	 * a signal to this process may run its handler at once, and a
+	 * handler that reads the stream takes sh_lock */
+	struct { pid_t pid; int sig; } one[8], *to = one;
+	int n = 0, cap = 8;
+
 	pthread_mutex_lock(&sh->sh_lock);
 	for (struct sth_sig *s = sh->sh_sigs; s != NULL; s = s->s_next) {
 		if (!(s->s_events & fired))
 			continue;
-		int sig = ((event & S_RDBAND) && (s->s_events & S_BANDURG))
-			  ? SIGURG : SIGPOLL;
-		kill(s->s_pid, sig);
+		if (n == cap) {
+			void *m = malloc(sizeof(*to) * (size_t)cap * 2);
+			if (m == NULL)
+				break;
+			memcpy(m, to, sizeof(*to) * (size_t)n);
+			if (to != one)
+				free(to);
+			to = m;
+			cap *= 2;
+		}
+		to[n].pid = s->s_pid;
+		to[n++].sig = ((event & S_RDBAND) && (s->s_events & S_BANDURG))
+			      ? SIGURG : SIGPOLL;
 	}
 	pthread_mutex_unlock(&sh->sh_lock);
+	for (int i = 0; i < n; i++)
+		kill(to[i].pid, to[i].sig);
+	if (to != one)
+		free(to);
 }
