@@ -14,6 +14,8 @@
  */
 #include "sth.h"
 
+#include <sys/epoll.h>
+
 static int open_mux(int oflag)
 {
 	int fd = open("/dev/streams/mux", O_RDWR | oflag);
@@ -147,6 +149,30 @@ static void test_link_queued(void)
 	CHECK_EQ(got, sent);		/* (sent - 1) q's and the p */
 	CHECK(r > 0 && buf[r - 1] == 'p');
 	CHECK_RET(ioctl(m, I_UNLINK, id), 0);
+	CHECK_RET(close(e), 0);
+	CHECK_RET(close(m), 0);
+}
+
+/* epoll follows a stream linked below a multiplexer and unlinked (the
+ * unlink flushes it: not readable any more) */
+static void test_link_epoll(void)
+{
+	int m = open_mux(0), e = open_echo(O_NONBLOCK), ep = epoll_create1(0);
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = e }, out[2];
+	int id;
+
+	REQUIRE(ep >= 0);
+	CHECK_RET(epoll_ctl(ep, EPOLL_CTL_ADD, e, &ev), 0);
+	CHECK_RET(epoll_wait(ep, out, 2, 0), 0);
+	CHECK_RET(write(e, "x", 1), 1);
+	CHECK_RET(epoll_wait(ep, out, 2, 1000), 1);
+	id = ioctl(m, I_LINK, e);
+	CHECK(id > 0);
+	CHECK_RET(ioctl(m, I_UNLINK, id), 0);
+	CHECK_RET(epoll_wait(ep, out, 2, 0), 0);
+	CHECK_RET(write(e, "y", 1), 1);
+	CHECK_RET(epoll_wait(ep, out, 2, 1000), 1);
+	CHECK_RET(close(ep), 0);
 	CHECK_RET(close(e), 0);
 	CHECK_RET(close(m), 0);
 }
@@ -290,6 +316,7 @@ int main(void)
 	th_mark();
 	test_link();
 	test_link_queued();
+	test_link_epoll();
 	test_errors();
 	test_two_levels();
 	test_plink();

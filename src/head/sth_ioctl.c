@@ -1001,6 +1001,7 @@ static int ioc_link(struct ictx *c, int lfd, bool persist, int *rvalp)
 	 * now: its lower read service procedure takes it on */
 	if (__atomic_load_n(&lsh->sh_sd.sd_rq->q_first, __ATOMIC_ACQUIRE))
 		qenable(lsh->sh_sd.sd_rq);
+	sth_changed(lsh);		/* poll and epoll: POLLNVAL now */
 	sth_rele(lsh);
 	return 0;
 fail:
@@ -1043,6 +1044,7 @@ static int unlink_one(struct sth_link *l, struct sthead *via, bool closing)
 	}
 	lsh->sh_linkedby = NULL;
 	__atomic_and_fetch(&lsh->sh_flag, ~STPLEX, __ATOMIC_ACQ_REL);
+	sth_changed(lsh);		/* flushed, usable again */
 	if (l->l_persist)
 		sth_rele(upper);
 	close_unopened(lsh);

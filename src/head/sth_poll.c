@@ -248,6 +248,10 @@ void sth_mirror_arm(struct sthead *sh, bool persistent)
 	__atomic_store_n(&sh->sh_mdirty, 0, __ATOMIC_RELEASE);
 	mirror_sync(sh);
 	pthread_mutex_unlock(&sh->sh_mlock);
+	/* a change during the sync found the lock taken and left its
+	 * update to us: redo it, as sth_mirror_update's holder does */
+	if (__atomic_load_n(&sh->sh_mdirty, __ATOMIC_SEQ_CST))
+		sth_mirror_update(sh);
 }
 
 void sth_mirror_disarm(struct sthead *sh)
