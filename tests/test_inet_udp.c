@@ -10,7 +10,9 @@
  * directions, ICMP port unreachable as T_UDERROR_IND (t_rcvuderr with
  * the destination and ECONNREFUSED), the statistics ioctl (and fewer
  * sending calls than datagrams on the batching provider), options
- * negotiated against the kernel, and TNODATA when non-blocking.
+ * negotiated against the kernel, TNODATA when non-blocking, and
+ * datagrams whose data is a chain of up to 1100 blocks (a module above
+ * the provider splits them).
  */
 #include <fcntl.h>
 
@@ -539,6 +541,137 @@ static void test_options(void)
 	CHECK_RET(t_close(fd), 0);
 }
 
+/* ---- datagrams whose data is a long chain of blocks ----
+ * A module above the provider splits each T_UNITDATA_REQ's data into
+ * chain_blocks blocks: around the batch's 1024 iovecs (one datagram
+ * with more blocks than a sendmmsg message may carry, one that fills it
+ * exactly, two that do not fit together) every datagram arrives whole.
+ * (The batch used to send such a datagram empty, drop those after it,
+ * or spin for good on one of exactly 1024 blocks.) */
+static volatile int chain_blocks = 1;
+
+static int ch_open(queue_t *q, dev_t *devp, int oflag, int sflag,
+		   cred_t *cr)
+{
+	(void)q; (void)devp; (void)oflag; (void)cr;
+	return sflag == MODOPEN ? 0 : ENXIO;
+}
+
+static int ch_close(queue_t *q, int oflag, cred_t *cr)
+{
+	(void)q; (void)oflag; (void)cr;
+	return 0;
+}
+
+static int ch_rput(queue_t *q, mblk_t *mp)
+{
+	putnext(q, mp);
+	return 0;
+}
+
+static int ch_wput(queue_t *q, mblk_t *mp)
+{
+	t_scalar_t prim;
+
+	if (mp->b_datap->db_type == M_PROTO && mp->b_cont != NULL &&
+	    MBLKL(mp) >= (ssize_t)sizeof(prim) &&
+	    (memcpy(&prim, mp->b_rptr, sizeof(prim)), prim == T_UNITDATA_REQ)
+	    && chain_blocks > 1) {
+		mblk_t *d = msgpullup(mp->b_cont, -1), *head = NULL;
+		mblk_t **tail = &head;
+		size_t len = d != NULL ? MBLKL(d) : 0, off = 0;
+		size_t per = len / (size_t)chain_blocks;
+
+		for (int i = 0; d != NULL && i < chain_blocks; i++) {
+			size_t k = i == chain_blocks - 1 ? len - off : per;
+			mblk_t *b = allocb(k ? k : 1, BPRI_MED);
+			if (b == NULL)
+				break;
+			memcpy(b->b_wptr, d->b_rptr + off, k);
+			b->b_wptr += k;
+			off += k;
+			*tail = b;
+			tail = &b->b_cont;
+		}
+		if (d != NULL && off == len) {
+			freemsg(mp->b_cont);
+			mp->b_cont = head;
+		} else {
+			freemsg(head);
+		}
+		freemsg(d);
+	}
+	putnext(q, mp);
+	return 0;
+}
+
+static struct module_info ch_mi = { 0, "chainer", 0, INFPSZ, 1 << 20, 1024 };
+static struct qinit ch_ri = { ch_rput, NULL, ch_open, ch_close, NULL, &ch_mi, NULL };
+static struct qinit ch_wi = { ch_wput, NULL, NULL, NULL, NULL, &ch_mi, NULL };
+static struct streamtab ch_tab = { &ch_ri, &ch_wi, NULL, NULL };
+static struct fmodsw ch_fmod = { .f_name = "chainer", .f_str = &ch_tab, .f_flag = D_MP };
+
+static void chain_send(int fd, const struct sockaddr_in *to, int blocks,
+		       int len, char c)
+{
+	struct fmsg m;
+
+	chain_blocks = blocks;
+	fm_unitdata_req(&m, to, sizeof(*to), NULL, 0);
+	m.dlen = len;
+	memset(m.dat, c, (size_t)len);
+	CHECK_RET(fm_write(fd, &m), 0);
+}
+
+static void chain_expect(int r, int len, char c)
+{
+	static char buf[70000];
+	ssize_t n = recv(r, buf, sizeof(buf), 0);
+
+	CHECK_EQ(n, len);
+	CHECK(n == len && (len == 0 || (buf[0] == c && buf[len - 1] == c)));
+}
+
+static void test_long_chains(void)
+{
+	static const int nb[] = { 1, 60, 1023, 1024, 1025, 1100 };
+	struct sockaddr_in me = { .sin_family = AF_INET }, to;
+	socklen_t tl = sizeof(to);
+	struct timeval tv = { 2, 0 };
+	struct fmsg m, a;
+	int r, fd;
+
+	me.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	r = socket(AF_INET, SOCK_DGRAM, 0);
+	REQUIRE(r >= 0 && bind(r, (struct sockaddr *)&me, sizeof(me)) == 0);
+	REQUIRE(getsockname(r, (struct sockaddr *)&to, &tl) == 0);
+	REQUIRE(setsockopt(r, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0);
+	fd = open(dev, O_RDWR);
+	REQUIRE(fd >= 0);
+	CHECK_RET(ioctl(fd, I_PUSH, "chainer"), 0);
+	REQUIRE(fm_write(fd, fm_bind_req(&m, &me, sizeof(me), 0)) == 0);
+	REQUIRE(fm_read(fd, &a, 5000) == 0);
+	for (size_t i = 0; i < sizeof(nb) / sizeof(nb[0]); i++) {
+		chain_send(fd, &to, nb[i], 1100, (char)('a' + i));
+		chain_expect(r, 1100, (char)('a' + i));
+	}
+	/* in one batch (the first of a burst goes at once): two that do
+	 * not fit in one sendmmsg together, of different sizes and of one */
+	chain_send(fd, &to, 1, 10, 'x');
+	chain_send(fd, &to, 100, 1100, 'p');
+	chain_send(fd, &to, 1000, 1000, 'q');
+	chain_send(fd, &to, 100, 1100, 'r');
+	chain_send(fd, &to, 1000, 1100, 's');
+	chain_expect(r, 10, 'x');
+	chain_expect(r, 1100, 'p');
+	chain_expect(r, 1000, 'q');
+	chain_expect(r, 1100, 'r');
+	chain_expect(r, 1100, 's');
+	chain_blocks = 1;
+	CHECK_RET(close(fd), 0);
+	close(r);
+}
+
 int main(void)
 {
 	static const char *const devs[] = { "/dev/inet/udp", "/dev/udp" };
@@ -560,5 +693,10 @@ int main(void)
 			test_uderr();
 			test_options();
 		}
+	REQUIRE(register_strmod(&ch_fmod) == 0);
+	for (int d = 0; d < 2; d++) {
+		dev = devs[d];
+		test_long_chains();
+	}
 	T_DONE();
 }

@@ -373,7 +373,7 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 	*more = nmsg == BATCH;
 	/* group into messages: runs for GSO, else one each */
 	for (int i = 0; i < nmsg;) {
-		int j = i + 1, n;
+		int j = i + 1, k, n;
 		size_t total = sizes[i];
 		struct msghdr *mh = &mm[nmm].msg_hdr;
 
@@ -388,21 +388,33 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 		fix_raw_dest(ep, &names[nmm]);
 		mh->msg_name = &names[nmm];
 		mh->msg_iov = &iov[niov];
-		for (int k = i; k < j; k++) {
+		for (k = i; k < j; k++) {
 			n = fill_iov(msgs[k], &iov[niov], IOVS - niov);
 			if (n < 0)
-				break;
+				break;		/* no iovecs left for msgs[k] */
 			niov += n;
 		}
-		if (niov >= IOVS) {
+		if (k == i && nmm > 0) {
 			/* out of iovecs: send what is grouped so far and
 			 * put the rest back */
-			for (int k = nmsg - 1; k >= i; k--)
-				putbq(ep->wq, msgs[k]);
+			for (int x = nmsg - 1; x >= i; x--)
+				putbq(ep->wq, msgs[x]);
 			nmsg = i;
 			*more = true;
 			break;
 		}
+		if (k == i) {
+			/* more blocks than a message may carry: on its own,
+			 * flattened (send_one) */
+			if (send_one(ep, msgs[i]) == EAGAIN) {
+				for (int x = nmsg - 1; x >= i; x--)
+					putbq(ep->wq, msgs[x]);
+				return false;
+			}
+			i++;
+			continue;
+		}
+		j = k;	/* a run ends before a datagram that did not fit */
 		mh->msg_iovlen = (size_t)(&iov[niov] - mh->msg_iov);
 		if (j - i > 1) {
 			struct cmsghdr *c;
