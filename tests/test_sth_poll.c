@@ -7,12 +7,15 @@
  * the other end's read queue, back only below its low water mark),
  * POLLERR and POLLHUP (reported even when not asked for; never POLLOUT
  * with POLLHUP), POLLNVAL, blocking waits woken by other threads,
- * time-outs honoured, and epoll's level-triggered events appearing and
- * disappearing as data arrives and is read.
+ * time-outs honoured, epoll's level-triggered events appearing and
+ * disappearing as data arrives and is read, and polls for what the
+ * stream lacks while it has what the mirror cannot tell apart (no busy
+ * loop), and for POLLWRBAND alone.
  */
 #include "sth.h"
 
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 
@@ -435,9 +438,94 @@ static void test_epoll(void)
 	CHECK_RET(close(e), 0);
 }
 
+/* A poll for events the stream does not have, while it has others the
+ * mirror cannot tell apart (one readable byte stands for POLLIN,
+ * POLLRDBAND and POLLPRI): it waits, without spinning a CPU (it used
+ * to burn the whole time-out); and a poll for POLLWRBAND alone, while
+ * band 0 stays full, wakes when band 1 drains. */
+static double cpu_ms(void)
+{
+	struct rusage u;
+
+	getrusage(RUSAGE_SELF, &u);
+	return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 +
+	       (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
+}
+
+static void no_spin(int fd, short events)
+{
+	struct pollfd pf = { fd, events, 0 };
+	double c0 = cpu_ms();
+	long t0 = now_ms();
+
+	CHECK_RET(poll(&pf, 1, 300), 0);
+	CHECK(now_ms() - t0 >= 290);
+	CHECK(cpu_ms() - c0 < 150);	/* a spin takes all 300 */
+}
+
+struct wrband {
+	int fd;
+	long woke_ms;
+	short rev;
+};
+
+static void *wrband_poller(void *arg)
+{
+	struct wrband *w = arg;
+	struct pollfd pf = { w->fd, POLLWRBAND, 0 };
+	long t0 = now_ms();
+
+	(void)poll(&pf, 1, 3000);
+	w->woke_ms = now_ms() - t0;
+	w->rev = pf.revents;
+	return NULL;
+}
+
+static void test_inexact(void)
+{
+	int fd = open_echo(O_NONBLOCK), p[2];
+	struct strbuf c = { 0, 2, "hp" };
+	char blk[500], b[600];
+	struct strbuf d = { 0, sizeof(blk), blk }, r = { sizeof(b), 0, b };
+	int n1 = 0;
+	pthread_t th;
+
+	CHECK_RET(putmsg(fd, &c, NULL, RS_HIPRI), 0);
+	no_spin(fd, POLLIN);
+	CHECK_RET(close(fd), 0);
+	fd = open_echo(O_NONBLOCK);
+	CHECK_RET(write(fd, "x", 1), 1);
+	no_spin(fd, POLLPRI);
+	no_spin(fd, POLLRDBAND);
+	CHECK_RET(close(fd), 0);
+
+	memset(blk, 'z', sizeof(blk));
+	open_pipe(p);
+	REQUIRE(set_marks(p[1], 5000, 1500) == 0);
+	REQUIRE(set_nonblock(p[0], true) == 0);
+	while (n1 < 1000 && putpmsg(p[0], NULL, &d, 1, MSG_BAND) == 0)
+		n1++;
+	while (write(p[0], blk, sizeof(blk)) > 0)
+		;
+	CHECK_EQ(rev1(p[0], POLLOUT | POLLWRBAND), 0);
+	struct wrband w = { p[0], -1, 0 };
+	REQUIRE(pthread_create(&th, NULL, wrband_poller, &w) == 0);
+	pause_ms(100);
+	for (int i = 0; i < n1; i++) {
+		int band = 1, fl = MSG_BAND;
+		CHECK_RET(getpmsg(p[1], NULL, &r, &band, &fl), 0);
+	}
+	pthread_join(th, NULL);
+	CHECK_EQ(w.rev, POLLWRBAND);
+	CHECK(w.woke_ms < 1000);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+}
+
 int main(void)
 {
 	th_mark();
+	test_inexact();
 	test_input_kinds();
 	test_mixed();
 	test_pollout_hysteresis();

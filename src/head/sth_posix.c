@@ -518,6 +518,10 @@ int putpmsg(int fd, const struct strbuf *ctl, const struct strbuf *dat,
 
 /* ---- readiness ---- */
 
+#define POLL_RELOOK_MS	2	/* a round without a mirror that woke for
+				   nothing asked */
+#define POLL_BAND_MS	10	/* a wait for POLLWRBAND alone */
+
 static int kernel_events(int ev)
 {
 	int k = 0;
@@ -570,8 +574,16 @@ static int poll_streams(struct pollfd *fds, nfds_t n, long timeout_ms,
 		if (sh[i] != NULL)
 			sth_mirror_arm(sh[i], false);
 	}
+	/* masked: the last round's kernel poll was woken by a mirror for
+	 * nothing the caller asked (one readable byte stands for POLLIN,
+	 * POLLRDBAND and POLLPRI alike: a high priority message lights
+	 * POLLIN too), so the streams' mirrors sit out this round and their
+	 * exact state is looked at again after a short wait, instead of the
+	 * kernel returning at once for ever (a poll that spun a CPU) */
+	bool masked = false;
+
 	for (;;) {
-		bool any = false;
+		bool any = false, inexact = false, woke = false;
 		int ms;
 
 		t = str_enter();
@@ -587,9 +599,21 @@ static int poll_streams(struct pollfd *fds, nfds_t n, long timeout_ms,
 		ms = any ? 0 : deadline < 0 ? -1
 			: (int)(deadline - sth_now_ms() > 0 ?
 				deadline - sth_now_ms() : 0);
-		for (nfds_t i = 0; i < n; i++)
-			if (sh[i] != NULL)
-				fds[i].events = (short)kernel_events(orig[i]);
+		for (nfds_t i = 0; i < n; i++) {
+			if (sh[i] == NULL)
+				continue;
+			fds[i].events = masked ? 0 :
+					(short)kernel_events(orig[i]);
+			/* the mirror's "writable" is band 0's: a wait for
+			 * band room alone looks again now and then */
+			if ((orig[i] & POLLWRBAND) &&
+			    !(orig[i] & (POLLOUT | POLLWRNORM)))
+				inexact = true;
+		}
+		if (masked && (ms < 0 || ms > POLL_RELOOK_MS))
+			ms = POLL_RELOOK_MS;
+		else if (inexact && (ms < 0 || ms > POLL_BAND_MS))
+			ms = POLL_BAND_MS;
 		if (mask != NULL) {
 			struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 			r = real_ppoll(fds, n, ms < 0 ? NULL : &ts, mask);
@@ -599,8 +623,11 @@ static int poll_streams(struct pollfd *fds, nfds_t n, long timeout_ms,
 		saved = errno;
 		for (nfds_t i = 0; i < n; i++) {
 			fds[i].events = orig[i];
-			if (sh[i] != NULL)
+			if (sh[i] != NULL) {
 				sth_kevwait_end(sh[i]);
+				if (r > 0 && fds[i].revents != 0)
+					woke = true;
+			}
 		}
 		if (r < 0)
 			break;
@@ -618,7 +645,9 @@ static int poll_streams(struct pollfd *fds, nfds_t n, long timeout_ms,
 			break;
 		if (deadline >= 0 && sth_now_ms() >= deadline)
 			break;
-		/* the mirror woke us but the stream is not ready: again */
+		/* the mirror woke us but the stream is not ready: again,
+		 * without that mirror for a round */
+		masked = woke;
 	}
 	for (nfds_t i = 0; i < n; i++) {
 		if (sh[i] != NULL) {
