@@ -385,6 +385,47 @@ static void test_two_blocked_writers(void)
 	}
 }
 
+/* I_SETSIG is the registering process's: a child's copy of a stream does
+ * not signal its parent (it used to: data on the child's copy sent the
+ * parent SIGPOLL, whose default action kills), and the parent's own
+ * registration still works. */
+static volatile sig_atomic_t polls;
+
+static void count_poll(int sig)
+{
+	(void)sig;
+	polls++;
+}
+
+static void test_sig_not_inherited(void)
+{
+	int fd = open_echo(O_NONBLOCK);
+	pid_t pid;
+	char b[4];
+
+	CHECK_RET(ioctl(fd, I_SETSIG, S_INPUT), 0);
+	signal(SIGPOLL, count_poll);
+	polls = 0;
+	pid = fork_flushed();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		int bad = write(fd, "x", 1) != 1;
+		pause_ms(50);
+		bad += read(fd, b, sizeof(b)) != 1;
+		child_exit(bad);
+	}
+	CHECK_EQ(wait_child(pid), 0);
+	pause_ms(50);
+	CHECK_EQ(polls, 0);
+	CHECK_RET(write(fd, "y", 1), 1);
+	for (int i = 0; i < 2000 && polls == 0; i++)
+		pause_ms(1);
+	CHECK_EQ(polls, 1);
+	CHECK_RET(read(fd, b, sizeof(b)), 1);
+	signal(SIGPOLL, SIG_IGN);
+	CHECK_RET(close(fd), 0);
+}
+
 /* A reader that never sleeps (non-blocking reads only) still learns
  * that the other process closed its end: end of file. */
 static void test_nonblock_eof(void)
@@ -599,6 +640,7 @@ int main(void)
 	test_shared_ends();
 	test_two_producers();
 	test_two_blocked_writers();
+	test_sig_not_inherited();
 	test_nonblock_eof();
 	test_private_mirror();
 	CHECK_EQ(streams_in_use(), 0);

@@ -147,6 +147,7 @@ void sth_mirrors_atfork_child(void)
 		sh = f->f_sh;
 		if (sh->sh_mforkgen != gen) {
 			sh->sh_mforkgen = gen;
+			sth_sig_atfork_child(sh);	/* (once a stream) */
 			pthread_mutex_init(&sh->sh_mlock, NULL);
 			if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
 				       SOCK_CLOEXEC, 0, sv) != 0)

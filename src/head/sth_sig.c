@@ -71,6 +71,23 @@ int sth_setsig(struct sthead *sh, int events)
 	return 0;
 }
 
+/* In a child just forked (one thread): its copy of a stream is its own,
+ * and what arrives there is for it, so the registrations it inherited
+ * (its parent's, for the parent's copy) go; it makes its own with
+ * I_SETSIG.  (A parent's registration left here made data on the child's
+ * copy signal the parent, which SIGPOLL's default action kills.) */
+void sth_sig_atfork_child(struct sthead *sh)
+{
+	struct sth_sig *s = sh->sh_sigs, *next;
+
+	sh->sh_sigs = NULL;
+	for (; s != NULL; s = next) {
+		next = s->s_next;
+		free(s);
+	}
+	__atomic_store_n(&sh->sh_sigevents, 0, __ATOMIC_RELEASE);
+}
+
 int sth_getsig(struct sthead *sh, int *events)
 {
 	pid_t me = getpid();
