@@ -316,6 +316,22 @@ static void test_err_hup(void)
 	CHECK_RET(read(p[1], buf, sizeof(buf)), 3);
 	CHECK_RET(rev1(p[1], POLLIN | POLLOUT), POLLHUP);
 	CHECK_RET(close(p[1]), 0);
+
+	/* the same through epoll, whose end was writable when the hangup
+	 * came: EPOLLHUP, never EPOLLOUT with it */
+	open_pipe(p);
+	int ep = epoll_create1(0);
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT,
+				  .data.fd = p[1] }, out[2];
+	REQUIRE(ep >= 0);
+	CHECK_RET(epoll_ctl(ep, EPOLL_CTL_ADD, p[1], &ev), 0);
+	CHECK_RET(epoll_wait(ep, out, 2, 1000), 1);
+	CHECK_EQ(out[0].events & (EPOLLOUT | EPOLLHUP), EPOLLOUT);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(epoll_wait(ep, out, 2, 1000), 1);
+	CHECK_EQ(out[0].events & (EPOLLOUT | EPOLLHUP), EPOLLHUP);
+	CHECK_RET(close(ep), 0);
+	CHECK_RET(close(p[1]), 0);
 }
 
 /* ---- epoll ---- */

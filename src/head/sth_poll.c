@@ -185,6 +185,16 @@ static void mirror_sync(struct sthead *sh)
 		have = sh->sh_mhave;
 	}
 	if ((want & MIR_HUP) && !(have & MIR_HUP)) {
+		/* never writable with a hangup: the application end's send
+		 * buffer is filled first (after the shutdown it cannot be,
+		 * and epoll said EPOLLOUT with EPOLLHUP) */
+		if (have & MIR_OUT) {
+			for (int i = 0; i < 64; i++)
+				if (send(sh->sh_mfd_app, "o", 1, MSG_DONTWAIT |
+					 MSG_NOSIGNAL) != 1)
+					break;
+			have &= ~MIR_OUT;
+		}
 		/* the application end now reads EOF and polls HUP */
 		shutdown(sh->sh_mfd_lib, SHUT_RDWR);
 		have |= MIR_HUP | MIR_IN;
