@@ -592,6 +592,20 @@ static void test_signals(void)
 	CHECK_ERR(read(fd, buf, sizeof(buf)), EAGAIN);	/* meets the M_SIG */
 	CHECK(wait_sig(SIGUSR1, base + 1, 2000));
 	CHECK_RET(ioctl(fd, I_SRDOPT, RNORM), 0);
+	/* S_RDBAND: a band message that goes to the front, ahead of
+	 * queued band-0 data, signals too (only into an empty queue did) */
+	catch_sig(SIGPOLL, true);
+	CHECK_RET(ioctl(fd, I_SETSIG, S_RDBAND), 0);
+	base = sigcount[SIGPOLL];
+	CHECK_RET(sendup_data(fd, "n", 0, 0), 0);
+	CHECK_RET(sendup_data(fd, "b", 1, 0), 0);
+	CHECK(wait_sig(SIGPOLL, base + 1, 2000));
+	CHECK_RET(sendup_data(fd, "c", 1, 0), 0);	/* behind "b" */
+	pause_ms(30);
+	CHECK_EQ(sigcount[SIGPOLL], base + 1);
+	CHECK_RET(ioctl(fd, I_FLUSH, FLUSHR), 0);
+	CHECK_RET(ioctl(fd, I_SETSIG, 0), 0);
+	signal(SIGPOLL, SIG_IGN);
 	/* M_PCSIG: at once, even behind data */
 	base = sigcount[SIGUSR1];
 	CHECK_RET(sendup_data(fd, "data", 0, 0), 0);

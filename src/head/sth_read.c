@@ -289,6 +289,17 @@ int strrput(queue_t *q, mblk_t *mp)
 		unsigned char band = mp->b_band;
 		bool first = __atomic_load_n(&q->q_first, __ATOMIC_RELAXED) ==
 			     NULL;
+		if (unlikely(__atomic_load_n(&sh->sh_sigevents,
+					     __ATOMIC_RELAXED)) &&
+		    band != 0 && type < QPCTL && !first) {
+			/* S_RDBAND: a band message goes ahead of lower
+			 * bands: first unless something as urgent is */
+			qlock(q);
+			mblk_t *f = q->q_first;
+			first = f == NULL ||
+				(!is_hipri(f) && f->b_band < band);
+			qunlock(q);
+		}
 		putq(q, mp);
 		/* after queueing: a reader clears it before looking */
 		if (band != 0 && type < QPCTL)
