@@ -670,7 +670,8 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 	if (mp->b_band == 0) {
 		was_empty = str_putq_run(ep->wq, mp, 1);
 	} else if (!putq(ep->wq, mp)) {
-		freemsg(mp);
+		freemsg(mp);		/* (no memory for the band) */
+		INET_COUNT(ep, tx_drops, 1);
 		return;
 	}
 	if (!ep->pr->fast) {
@@ -909,10 +910,12 @@ static bool deliver(struct inet_ep *ep, const struct sockaddr_storage *src,
 		dp->b_wptr += len;
 	}
 	bp->b_cont = dp;
-	if (q_empty(ep->rq))
+	if (q_empty(ep->rq)) {
 		putnext(ep->rq, bp);
-	else if (!putq(ep->rq, bp))
-		freemsg(bp);
+	} else if (!putq(ep->rq, bp)) {
+		freemsg(bp);		/* (not counted as received) */
+		return false;
+	}
 	return true;
 }
 
@@ -1022,8 +1025,8 @@ static bool pull_locked(struct inet_ep *ep)
 				p += k;
 				len -= k;
 			} while (len > 0);
-			/* (counted once per received message, not per
-			 * datagram of a GRO batch) */
+			/* (every datagram counted, those of a GRO batch
+			 * with one add) */
 			INET_COUNT(ep, rx_msgs, nd);
 			INET_COUNT(ep, rx_bytes, nb);
 			if (lend != NULL)
