@@ -148,6 +148,13 @@ void sth_mirrors_atfork_child(void)
 		if (sh->sh_mforkgen != gen) {
 			sh->sh_mforkgen = gen;
 			sth_sig_atfork_child(sh);	/* (once a stream) */
+			/* nothing of this process has armed it yet (the
+			 * parent's epoll sets are the parent's), and it is
+			 * synced when something does: not here, where a
+			 * queue lock a parent thread held at the fork is
+			 * held for good (the child hung in fork()) */
+			__atomic_store_n(&sh->sh_marmed, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&sh->sh_mdirty, 1, __ATOMIC_RELAXED);
 			pthread_mutex_init(&sh->sh_mlock, NULL);
 			if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
 				       SOCK_CLOEXEC, 0, sv) != 0)
@@ -159,18 +166,10 @@ void sth_mirrors_atfork_child(void)
 			sth_real.close(sv[0]);
 			sth_real.close(sv[1]);
 			sh->sh_mhave = MIR_OUT;
-			sh->sh_mdirty = 1;	/* resynced on next use */
 		}
 		sth_real.dup3(sh->sh_mfd_app, fd,
 			      (sth_real.fcntl(fd, F_GETFD) & FD_CLOEXEC) ?
 			      O_CLOEXEC : 0);
-	}
-	for (int fd = 0; fd < cap; fd++) {
-		struct sth_file *f = sth_fdtab != NULL ? sth_fdtab[fd] : NULL;
-		if (f != NULL && f->f_sh->sh_mforkgen == gen &&
-		    __atomic_exchange_n(&f->f_sh->sh_mdirty, 0,
-					__ATOMIC_ACQ_REL))
-			mirror_sync(f->f_sh);
 	}
 }
 
