@@ -870,9 +870,7 @@ void flushband(queue_t *q, unsigned char band, int flag)
 		str_bad("flushband(NULL)", q);
 		return;
 	}
-	if (band != 0 && band > q->q_nband)
-		return;
-	flush_common(q, flag, true, band, NULL);
+	str_flush_gen(q, flag, true, band, NULL);
 }
 
 void str_flush_gen(queue_t *q, int flag, bool one_band, unsigned char band,
