@@ -173,6 +173,15 @@ void sth_mirrors_atfork_child(void)
 	}
 }
 
+/* Not writable any more: the application end's send buffer filled. */
+static void fill_app(struct sthead *sh)
+{
+	for (int i = 0; i < 64; i++)
+		if (send(sh->sh_mfd_app, "o", 1, MSG_DONTWAIT |
+			 MSG_NOSIGNAL) != 1)
+			break;
+}
+
 /* Bring the kernel's view to want (sh_mlock held). */
 static void mirror_sync(struct sthead *sh)
 {
@@ -188,10 +197,7 @@ static void mirror_sync(struct sthead *sh)
 		 * buffer is filled first (after the shutdown it cannot be,
 		 * and epoll said EPOLLOUT with EPOLLHUP) */
 		if (have & MIR_OUT) {
-			for (int i = 0; i < 64; i++)
-				if (send(sh->sh_mfd_app, "o", 1, MSG_DONTWAIT |
-					 MSG_NOSIGNAL) != 1)
-					break;
+			fill_app(sh);
 			have &= ~MIR_OUT;
 		}
 		/* the application end now reads EOF and polls HUP */
@@ -224,11 +230,7 @@ static void mirror_sync(struct sthead *sh)
 		drain(sh->sh_mfd_lib, 0);
 		have |= MIR_OUT;
 	} else if (!(want & MIR_OUT) && (have & MIR_OUT)) {
-		/* fill the application end's send buffer */
-		for (int i = 0; i < 64; i++)
-			if (send(sh->sh_mfd_app, "o", 1, MSG_DONTWAIT |
-				 MSG_NOSIGNAL) != 1)
-				break;
+		fill_app(sh);
 		have &= ~MIR_OUT;
 	}
 	sh->sh_mhave = have;
