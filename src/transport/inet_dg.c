@@ -344,6 +344,13 @@ static bool same_dest(const mblk_t *a, const mblk_t *b)
 		      (size_t)ra.DEST_length) == 0;
 }
 
+/* msgs[from..to) back at the head of the write queue, in order. */
+static void put_back(struct inet_ep *ep, mblk_t **msgs, int from, int to)
+{
+	while (to-- > from)
+		putbq(ep->wq, msgs[to]);
+}
+
 /*
  * Send up to BATCH queued datagrams with one sendmmsg (tx_lock held).
  * Returns false when the kernel had no room (what is left was put back
@@ -397,8 +404,7 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 		if (k == i && nmm > 0) {
 			/* out of iovecs: send what is grouped so far and
 			 * put the rest back */
-			for (int x = nmsg - 1; x >= i; x--)
-				putbq(ep->wq, msgs[x]);
+			put_back(ep, msgs, i, nmsg);
 			nmsg = i;
 			*more = true;
 			break;
@@ -407,8 +413,7 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 			/* more blocks than a message may carry: on its own,
 			 * flattened (send_one) */
 			if (send_one(ep, msgs[i]) == EAGAIN) {
-				for (int x = nmsg - 1; x >= i; x--)
-					putbq(ep->wq, msgs[x]);
+				put_back(ep, msgs, i, nmsg);
 				return false;
 			}
 			i++;
@@ -453,8 +458,7 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 		if (errno == EINTR)
 			continue;
 		if (errno == EAGAIN || errno == ENOBUFS) {
-			for (int m = nmsg - 1; m >= first[sent]; m--)
-				putbq(ep->wq, msgs[m]);
+			put_back(ep, msgs, first[sent], nmsg);
 			return false;
 		}
 		if (count[sent] > 1 && (errno == EINVAL || errno == EIO ||
@@ -472,8 +476,7 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 		 * (errors reported per datagram) and go on */
 		for (int m = first[sent]; m < first[sent] + count[sent]; m++)
 			if (send_one(ep, msgs[m]) == EAGAIN) {
-				for (int x = nmsg - 1; x >= m; x--)
-					putbq(ep->wq, msgs[x]);
+				put_back(ep, msgs, m, nmsg);
 				return false;
 			}
 		sent++;
