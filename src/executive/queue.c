@@ -52,10 +52,6 @@ static inline void qf_clr(queue_t *q, unsigned long f)
 {
 	__atomic_store_n(&q->q_flag, q->q_flag & ~f, __ATOMIC_RELAXED);
 }
-static inline unsigned long qbflags(const qband_t *qb)
-{
-	return __atomic_load_n(&qb->qb_flag, __ATOMIC_RELAXED);
-}
 static inline void qbf_set(qband_t *qb, unsigned long f)
 {
 	__atomic_store_n(&qb->qb_flag, qb->qb_flag | f, __ATOMIC_RELAXED);
