@@ -17,7 +17,10 @@
  * priority messages may use a reserve the ordinary ones may not, so an
  * M_FLUSH or M_PCPROTO is not stuck behind a full ring.  M_FLUSH flushes
  * this end's write queue and crosses (the head at the other end turns it
- * around, as for any pipe); M_IOCTL is refused.
+ * around, as for any pipe); M_IOCTL is refused.  Only data, protocol,
+ * M_FLUSH and M_PASSFP messages cross (shr_carries); any other a module
+ * sends down is dropped here, and the reader takes a record of any other
+ * kind as broken (M_ERROR EPROTO): another process wrote it.
  *
  * Read side: "pulling" moves records from the ring up the stream while
  * the next queue accepts them.  It runs in the read service procedure
@@ -549,8 +552,9 @@ static int shp_wput(queue_t *q, mblk_t *mp)
 	default:
 		break;
 	}
-	if (__atomic_load_n(&e->peer_gone, __ATOMIC_ACQUIRE)) {
-		freemsg(mp);
+	if (__atomic_load_n(&e->peer_gone, __ATOMIC_ACQUIRE) ||
+	    !shr_carries(mp)) {
+		freemsg(mp);	/* nobody to read it; or cannot cross */
 		return 0;
 	}
 	if ((hipri(mp) || q_idle(q)) && ring_put(e, mp, &wake)) {

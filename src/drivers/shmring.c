@@ -37,6 +37,45 @@ struct blk_hdr {
 
 #define MAXBLKS 64		/* blocks per message carried */
 
+/* The b_flag bits a record carries; a record with any other is broken. */
+#define REC_FLAGS	(MSGMARK | MSGDELIM)
+
+/* Whether a message of this shape may be a record (shr_types in
+ * shmring.h): the first block's type, then M_DATA blocks only; M_FLUSH
+ * alone, 1 or 2 bytes of known bits; high priority in band 0. */
+static bool rec_ok(unsigned char type, size_t nblk, const unsigned char *b,
+		   size_t len, unsigned band)
+{
+	switch (type) {
+	case M_DATA:
+	case M_PROTO:
+		return true;
+	case M_PCPROTO:
+	case M_PASSFP:
+		return band == 0;
+	case M_FLUSH:
+		return band == 0 && nblk == 1 && (len == 1 || len == 2) &&
+		       (b[0] & ~(FLUSHR | FLUSHW | FLUSHBAND)) == 0 &&
+		       (len == 2 || !(b[0] & FLUSHBAND));
+	default:
+		return false;
+	}
+}
+
+bool shr_carries(const mblk_t *mp)
+{
+	size_t nblk = 0;
+
+	for (const mblk_t *bp = mp->b_cont; bp != NULL; bp = bp->b_cont) {
+		if (bp->b_datap->db_type != M_DATA)
+			return false;
+		nblk++;
+	}
+	return rec_ok(mp->b_datap->db_type, nblk + 1, mp->b_rptr,
+		      (size_t)(mp->b_wptr - mp->b_rptr),
+		      mp->b_datap->db_type >= QPCTL ? 0 : mp->b_band);
+}
+
 static int map_rings(struct shr_seg *seg, int fd, size_t ringsize)
 {
 	size_t len = HDRSIZE + 4 * ringsize;
@@ -333,10 +372,22 @@ void shr_put(struct shr_seg *seg, int i, const mblk_t *mp)
 		rh.nblk++;
 	}
 	rh.len = (uint32_t)off;
-	rh.band = mp->b_band;
-	rh.flag = mp->b_flag;
+	rh.band = mp->b_datap->db_type >= QPCTL ? 0 : mp->b_band;
+	rh.flag = mp->b_flag & REC_FLAGS;
 	memcpy(p, &rh, sizeof(rh));
 	__atomic_store_n(&r->tail, tail + off, __ATOMIC_SEQ_CST);
+}
+
+bool shr_put_raw(struct shr_seg *seg, int i, const void *b, size_t len)
+{
+	struct shr_ring *r = &seg->hdr->ring[i];
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
+
+	if ((len & 7) != 0 || len > room(seg, i))
+		return false;
+	memcpy(seg->data[i] + (tail & (seg->ringsize - 1)), b, len);
+	__atomic_store_n(&r->tail, tail + len, __ATOMIC_SEQ_CST);
+	return true;
 }
 
 bool shr_wake_consumer(struct shr_seg *seg, int i)
@@ -386,7 +437,8 @@ mblk_t *shr_get(struct shr_seg *seg, int i, int *err)
 		return NULL;
 	memcpy(&rh, p, sizeof(rh));
 	if (avail > seg->ringsize || rh.len < sizeof(rh) || rh.len > avail ||
-	    (rh.len & 7) != 0 || rh.nblk == 0 || rh.nblk > MAXBLKS)
+	    (rh.len & 7) != 0 || rh.nblk == 0 || rh.nblk > MAXBLKS ||
+	    (rh.flag & ~(uint32_t)REC_FLAGS) != 0)
 		goto corrupt;
 	off = sizeof(rh);
 	for (unsigned b = 0; b < rh.nblk; b++) {
@@ -410,7 +462,14 @@ mblk_t *shr_get(struct shr_seg *seg, int i, int *err)
 		off += ALIGN8(bh.len);
 		*tailp = bp;
 		tailp = &bp->b_cont;
+		/* checked in our copy: the peer may write the ring still */
+		if (b == 0 ? !rec_ok(bh.type, rh.nblk, bp->b_rptr, bh.len,
+				     rh.band)
+			   : bh.type != M_DATA)
+			goto corrupt_free;
 	}
+	if (off != rh.len)
+		goto corrupt_free;
 	mp->b_band = rh.band;
 	mp->b_flag = (unsigned short)rh.flag;
 	__atomic_store_n(&r->head, head + rh.len, __ATOMIC_SEQ_CST);

@@ -87,6 +87,14 @@ struct shr_seg {
 					   much); plock */
 };
 
+/* Whether mp is a message a ring carries: M_DATA, M_PROTO, M_PCPROTO,
+ * M_FLUSH or M_PASSFP (as shmpipe.c's record) in its first block, M_DATA
+ * in the others, an M_FLUSH one block of 1-2 bytes of known bits.
+ * (Only MSGMARK and MSGDELIM of b_flag cross, and high priority goes in
+ * band 0.)  shr_get checks every record it reads the same way: anything
+ * else is a broken record. */
+bool shr_carries(const mblk_t *mp);
+
 /* Make a new segment (memfd, close-on-exec, sealed against resizing)
  * and map it: 0 or -errno. */
 int shr_create(struct shr_seg *seg, int *memfd);
@@ -110,6 +118,10 @@ void shr_punlock(struct shr_seg *seg, int i);
 bool shr_room(struct shr_seg *seg, int i, size_t need);
 void shr_put(struct shr_seg *seg, int i, const mblk_t *mp);
 void shr_wait_room(struct shr_seg *seg, int i);
+/* For tests and fuzzing, producer's lock held: append len bytes (a
+ * multiple of 8 that fits) to ring i as if they were records; false if
+ * they do not fit. */
+bool shr_put_raw(struct shr_seg *seg, int i, const void *b, size_t len);
 /* After putting: must the consumer's doorbell be rung?  (clears cwait) */
 bool shr_wake_consumer(struct shr_seg *seg, int i);
 

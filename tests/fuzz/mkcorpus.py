@@ -240,6 +240,30 @@ INET_SEEDS = {
     rec(1, i32(T_DATA_REQ, 0), b"x") + rec(2, i32(99)) + rec(0, b"\x09\0"),
 }
 
+# fuzz_shmring: ring records (src/drivers/shmring.c): a 16-byte header
+# (length, blocks, band, pad, b_flag, pad), then per block type, pad,
+# length and the bytes, each part padded to 8.
+M_DATA, M_PROTO, M_PASSFP, M_PCPROTO, M_FLUSH = 0x00, 0x01, 0x09, 0x83, 0x86
+
+
+def ring_rec(blocks, band=0, flag=0):
+    """One record of (type, bytes) blocks."""
+    body = b""
+    for t, b in blocks:
+        body += struct.pack("<B3xI", t, len(b)) + b + b"\0" * (-len(b) % 8)
+    return struct.pack("<IHBBII", 16 + len(body), len(blocks), band, 0,
+                       flag, 0) + body
+
+
+SHMRING_SEEDS = {
+    "data": ring_rec([(M_DATA, b"hello")]),
+    "proto-data": ring_rec([(M_PROTO, b"\1\0\0\0"), (M_DATA, b"x" * 20),
+                            (M_DATA, b"")], band=3, flag=5),
+    "several": ring_rec([(M_PCPROTO, b"hi")]) +
+    ring_rec([(M_FLUSH, b"\x07\x02")]) + ring_rec([(M_FLUSH, b"\x01")]) +
+    ring_rec([(M_DATA, b"")]) + ring_rec([(M_PASSFP, b"\0" * 24)]),
+}
+
 
 def write(target, seeds):
     d = os.path.join(HERE, "corpus", target)
@@ -256,3 +280,4 @@ if __name__ == "__main__":
     write("fuzz_topt", TOPT_SEEDS)
     write("fuzz_tpi", TPI_SEEDS)
     write("fuzz_inet", INET_SEEDS)
+    write("fuzz_shmring", SHMRING_SEEDS)
