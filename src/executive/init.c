@@ -52,6 +52,7 @@ void (*str_shutdown_heads)(void);
 
 static void atfork_child(void)
 {
+	str_fork_child();
 	strmem_atfork_child();
 	strthread_atfork_child();
 	strsched_atfork_child();
@@ -71,6 +72,11 @@ static void init_once(void)
 	(void)str_lbolt();
 	pthread_atfork(strmem_atfork_prepare, strmem_atfork_parent,
 		       atfork_child);
+	/* registered after: its prepare handler runs before the one above
+	 * (no entry holds a depot lock then) and after every handler that
+	 * the stream head registers later (the conversion of pipes to
+	 * shared memory enters); its parent handler after the one above */
+	pthread_atfork(str_fork_prepare, str_fork_parent, NULL);
 	atexit(at_exit);
 	__atomic_store_n(&str_core_ready, 1, __ATOMIC_RELEASE);
 }

@@ -9,6 +9,17 @@
  * change, so it cannot reach what was unhooked.  With membarrier the entry
  * costs two plain stores; without it (old kernels, ThreadSanitizer builds)
  * the entry uses a full fence.
+ *
+ * fork().  A thread that forks while others are inside an entry would
+ * give the child their queue, reader and driver locks held by threads
+ * the child does not have.  So fork's prepare handler closes a gate:
+ * str_forking set, the same barrier, then it waits until no other thread
+ * is inside an entry.  A thread entering meanwhile sees the gate (the
+ * load of str_entry_slow every entry makes anyway) and waits outside, holding no entry's locks, until
+ * the parent handler opens it again; the child starts with it open.
+ * Entries never sleep, so the wait is short; a thread that takes a lock
+ * outside an entry and then enters (none should) could still block it,
+ * so the wait ends after STR_FORK_WAIT_MS and the fork goes on.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -36,6 +47,8 @@ void str_rcu_init(void)
 	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
 		    0, 0) == 0)
 		str_rcu_membarrier = 1;
+	else
+		str_entry_slow = STR_ENTRY_FENCE;
 #endif
 }
 
@@ -85,4 +98,83 @@ void str_exit_slow(struct strthread *t)
 	strsched_run_local(t);
 	if (--t->t_depth == 0)
 		atomic_store_explicit(&t->t_rcu, 0, memory_order_release);
+}
+
+/* ---- fork ---- */
+
+#define STR_FORK_WAIT_MS 2000
+
+int str_entry_slow;			/* STR_ENTRY_*; atomic */
+static struct strthread *str_fork_owner; /* the forking thread */
+
+void str_enter_slow(struct strthread *t)
+{
+	int m = __atomic_load_n(&str_entry_slow, __ATOMIC_RELAXED);
+
+	for (;;) {
+		if (m & STR_ENTRY_FENCE)	/* the store, then a fence */
+			atomic_exchange_explicit(&t->t_rcu, t->t_rcu,
+						 memory_order_seq_cst);
+		m = __atomic_load_n(&str_entry_slow, __ATOMIC_SEQ_CST);
+		if (!(m & STR_ENTRY_FORK) ||
+		    __atomic_load_n(&str_fork_owner, __ATOMIC_RELAXED) == t)
+			return;
+		/* step out, wait for the gate to open, step in again */
+		atomic_store_explicit(&t->t_rcu, 0, memory_order_release);
+		while ((m = __atomic_load_n(&str_entry_slow,
+					    __ATOMIC_ACQUIRE)) &
+		       STR_ENTRY_FORK)
+			(void)str_futex_wait(&str_entry_slow, m, NULL);
+		atomic_exchange_explicit(&t->t_rcu, (++t->t_seq << 1) | 1,
+					 memory_order_seq_cst);
+		m = 0;	/* (that exchange was the fence) */
+	}
+}
+
+void str_fork_prepare(void)
+{
+	struct strthread *self = str_self_tls, *t;
+	struct timespec now;
+	long end;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	end = now.tv_sec * 1000L + now.tv_nsec / 1000000 + STR_FORK_WAIT_MS;
+	__atomic_store_n(&str_fork_owner, self, __ATOMIC_RELAXED);
+	__atomic_or_fetch(&str_entry_slow, STR_ENTRY_FORK, __ATOMIC_SEQ_CST);
+	if (str_rcu_membarrier)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+	pthread_mutex_lock(&strthread_lock);
+	t = strthread_list;
+	pthread_mutex_unlock(&strthread_lock);
+	for (; t != NULL; t = t->t_next) {
+		int spins = 0;
+
+		if (t == self)
+			continue;
+		while (atomic_load_explicit(&t->t_rcu, memory_order_acquire) &
+		       1) {
+			if (++spins < 64) {
+				sched_yield();
+				continue;
+			}
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (now.tv_sec * 1000L + now.tv_nsec / 1000000 > end)
+				return;	/* a stuck entry: fork anyway */
+			struct timespec ts = { 0, 100000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+void str_fork_parent(void)
+{
+	__atomic_store_n(&str_fork_owner, NULL, __ATOMIC_RELAXED);
+	__atomic_and_fetch(&str_entry_slow, ~STR_ENTRY_FORK, __ATOMIC_SEQ_CST);
+	str_futex_wake(&str_entry_slow, 0x7fffffff);
+}
+
+void str_fork_child(void)
+{
+	str_fork_owner = NULL;
+	__atomic_and_fetch(&str_entry_slow, ~STR_ENTRY_FORK, __ATOMIC_RELAXED);
 }

@@ -229,7 +229,10 @@ struct strblock {
 					   doubles at each revocation; b_lock */
 };
 
-extern int str_rcu_membarrier;	/* membarrier(2) usable: cheap entries */
+/* read by every entry: hidden, so a load of the variable itself rather
+ * than of its address from the GOT first */
+extern int str_rcu_membarrier	/* membarrier(2) usable: cheap entries */
+	__attribute__((visibility("hidden")));
 
 void strblock_lock_slow(struct strblock *b, struct strthread *t);
 bool strblock_trylock_slow(struct strblock *b, struct strthread *t);
@@ -297,6 +300,16 @@ static inline void strblock_unlock(struct strblock *b)
 /* ------------------------------------------------------------------ */
 
 void str_exit_slow(struct strthread *t);
+/* What an entry must do beyond its two stores (rcu.c), read once by every
+ * entry after it has published itself: */
+#define STR_ENTRY_FENCE	1	/* no membarrier: a full fence (exchange) */
+#define STR_ENTRY_FORK	2	/* fork's gate is closed: wait outside */
+extern int str_entry_slow	/* futex word (for STR_ENTRY_FORK) */
+	__attribute__((visibility("hidden")));
+void str_enter_slow(struct strthread *t);
+void str_fork_prepare(void);
+void str_fork_parent(void);
+void str_fork_child(void);
 
 static inline struct strthread *str_enter(void)
 {
@@ -308,15 +321,12 @@ static inline struct strthread *str_enter(void)
 		 * exchange orders this store before the entry's loads */
 		atomic_exchange_explicit(&t->t_rcu, v, memory_order_seq_cst);
 #else
-		if (likely(str_rcu_membarrier)) {
-			atomic_store_explicit(&t->t_rcu, v,
-					      memory_order_relaxed);
-			atomic_signal_fence(memory_order_seq_cst);
-		} else {
-			atomic_exchange_explicit(&t->t_rcu, v,
-						 memory_order_seq_cst);
-		}
+		atomic_store_explicit(&t->t_rcu, v, memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
 #endif
+		if (unlikely(__atomic_load_n(&str_entry_slow,
+					     __ATOMIC_RELAXED)))
+			str_enter_slow(t);
 	}
 	return t;
 }
