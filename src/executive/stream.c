@@ -539,6 +539,8 @@ int str_pop(struct stdata *sd, int oflag, cred_t *cr)
 		return EPERM;
 	str_qdetach(top, oflag, cr);
 	sd->sd_pushcnt--;
+	if (sd->sd_pushcnt < sd->sd_anchor)
+		sd->sd_anchor = 0;	/* popped through it: gone */
 	return 0;
 }
 
