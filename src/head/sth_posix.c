@@ -477,6 +477,8 @@ int ioctl(int fd, unsigned long cmd, ...)
 	va_end(ap);
 	if (likely(!maybe_stream(fd)))
 		return REAL(ioctl)(fd, cmd, arg);
+	if (cmd == FIOCLEX || cmd == FIONCLEX)	/* the descriptor's own */
+		return REAL(ioctl)(fd, cmd, arg);
 	bool handled;
 	int r = sth_ioctl(fd, cmd, arg, &handled);
 	return handled ? r : REAL(ioctl)(fd, cmd, arg);
