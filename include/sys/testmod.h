@@ -15,6 +15,19 @@
 #define TM_COUNT	(TM_IOC | 6)	/* I_STR: rval = messages passed */
 #define TM_TRANSOUT	(TM_IOC | 7)	/* transparent: copy out 16 bytes
 					   "testmod-copyout\0" to arg */
+#define TM_ACKERR	(TM_IOC | 8)	/* I_STR int e: M_IOCACK carrying
+					   ioc_error e */
+#define TM_REPLYLEN	(TM_IOC | 9)	/* I_STR int n: ACK with n bytes
+					   of 'r' (n <= 65536) */
+#define TM_STRCOPYOUT	(TM_IOC | 10)	/* I_STR: answered by M_COPYOUT of
+					   "copyout\0", then M_IOCACK */
+#define TM_SHORTCOPY	(TM_IOC | 11)	/* any: an M_COPYIN shorter than a
+					   copyreq (a broken module) */
+#define TM_LATECOPY	(TM_IOC | 12)	/* I_STR int ms: after ms an
+					   M_COPYIN holding a state block
+					   until its M_IOCDATA comes */
+#define TM_STATES	(TM_IOC | 13)	/* I_STR: rval = TM_LATECOPY state
+					   blocks held */
 
 /* TM_SENDUP: a message the module sends toward the stream head. */
 struct tm_sendup {

@@ -10,6 +10,12 @@
  *   TM_NOREPLY      never answered (time-out tests)
  *   TM_SENDUP       I_STR struct tm_sendup: send that message up
  *   TM_COUNT        I_STR: rval = messages passed through so far
+ *   TM_ACKERR       I_STR int: M_IOCACK with that ioc_error
+ *   TM_REPLYLEN     I_STR int n: M_IOCACK with n bytes of 'r'
+ *   TM_STRCOPYOUT   I_STR: M_COPYOUT of 8 bytes, then M_IOCACK
+ *   TM_SHORTCOPY    an M_COPYIN too short to be one
+ *   TM_LATECOPY     I_STR int ms: an M_COPYIN ms later, holding a state
+ *                   block until its M_IOCDATA (TM_STATES counts them)
  *
  * Queue-pair perimeter (no flags): it is also the library's example of a
  * module that needs no locking of its own.
@@ -26,6 +32,10 @@
 struct tm_priv {
 	long passed;		/* messages passed; perimeter */
 	void *uaddr;		/* transparent ioctl's user address */
+	queue_t *wq;		/* our write queue */
+	mblk_t *late;		/* TM_LATECOPY waiting; perimeter */
+	toid_t late_id;		/* its time-out; perimeter */
+	int states;		/* TM_LATECOPY states held; perimeter */
 };
 
 static int testmod_open(queue_t *q, dev_t *devp, int oflag, int sflag,
@@ -39,12 +49,19 @@ static int testmod_open(queue_t *q, dev_t *devp, int oflag, int sflag,
 		return 0;
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return ENOMEM;
+	p->wq = WR(q);
 	q->q_ptr = WR(q)->q_ptr = p;
 	return 0;
 }
 
 static int testmod_close(queue_t *q, int oflag, cred_t *cr)
 {
+	struct tm_priv *p = q->q_ptr;
+
+	if (p->late != NULL) {
+		quntimeout(q, p->late_id);
+		freemsg(p->late);
+	}
 	free(q->q_ptr);
 	q->q_ptr = WR(q)->q_ptr = NULL;
 	return 0;
@@ -85,6 +102,32 @@ static int sendup(queue_t *wq, mblk_t *data)
 	}
 	qreply(wq, mp);
 	return 0;
+}
+
+/* The int an I_STR carries, or dflt. */
+static int int_data(const mblk_t *mp, int dflt)
+{
+	int v = dflt;
+
+	if (mp->b_cont != NULL && MBLKL(mp->b_cont) >= sizeof(int))
+		memcpy(&v, mp->b_cont->b_rptr, sizeof(int));
+	return v;
+}
+
+/* TM_LATECOPY's time-out: ask for a copy nobody may wait for now. */
+static void late_copy(void *arg)
+{
+	struct tm_priv *p = arg;
+	mblk_t *mp = p->late, *state = allocb(8, BPRI_MED);
+
+	p->late = NULL;
+	if (state == NULL) {
+		drv_nak(p->wq, mp, ENOMEM);
+		return;
+	}
+	p->states++;
+	mcopyin(mp, state, sizeof(int), NULL);
+	qreply(p->wq, mp);
 }
 
 static void testmod_ioctl(queue_t *q, mblk_t *mp)
@@ -151,6 +194,63 @@ static void testmod_ioctl(queue_t *q, mblk_t *mp)
 	case TM_COUNT:
 		drv_ack(q, mp, NULL, (int)p->passed);
 		return;
+	case TM_ACKERR:
+		v = int_data(mp, EIO);
+		freemsg(mp->b_cont);
+		mp->b_cont = NULL;
+		mp->b_datap->db_type = M_IOCACK;
+		ioc->ioc_error = v;
+		ioc->ioc_rval = 0;
+		ioc->ioc_count = 0;
+		qreply(q, mp);
+		return;
+	case TM_REPLYLEN:
+		v = int_data(mp, 0);
+		if (v < 0 || v > 65536) {
+			drv_nak(q, mp, EINVAL);
+			return;
+		} else {
+			mblk_t *d = allocb((size_t)v, BPRI_MED);
+			if (d == NULL) {
+				drv_nak(q, mp, ENOMEM);
+				return;
+			}
+			memset(d->b_wptr, 'r', (size_t)v);
+			d->b_wptr += v;
+			drv_ack(q, mp, d, v);
+		}
+		return;
+	case TM_STRCOPYOUT: {
+		mblk_t *d = allocb(8, BPRI_MED);
+		if (d == NULL) {
+			drv_nak(q, mp, ENOMEM);
+			return;
+		}
+		memcpy(d->b_wptr, "copyout", 8);
+		d->b_wptr += 8;
+		mcopyout(mp, (void *)4, 8, NULL, d);
+		qreply(q, mp);
+		return;
+	}
+	case TM_SHORTCOPY:
+		/* long enough to name the ioctl, too short for the rest */
+		mcopyin(mp, NULL, sizeof(int), NULL);
+		mp->b_wptr = mp->b_rptr + 6 * sizeof(int);
+		qreply(q, mp);
+		return;
+	case TM_LATECOPY:
+		if (p->late != NULL) {
+			drv_nak(q, mp, EBUSY);
+			return;
+		}
+		v = int_data(mp, 100);
+		p->late = mp;
+		p->late_id = qtimeout(q, late_copy, p,
+				      drv_usectohz((clock_t)v * 1000));
+		return;
+	case TM_STATES:
+		drv_ack(q, mp, NULL, p->states);
+		return;
 	default:
 		putnext(q, mp);		/* for modules and drivers below */
 		return;
@@ -163,6 +263,19 @@ static void testmod_iocdata(queue_t *q, mblk_t *mp)
 	struct copyresp *cp = (struct copyresp *)mp->b_rptr;
 	int v;
 
+	if (cp->cp_cmd == TM_LATECOPY || cp->cp_cmd == TM_STRCOPYOUT) {
+		if (cp->cp_cmd == TM_LATECOPY) {
+			struct tm_priv *p = q->q_ptr;
+			freemsg((mblk_t *)cp->cp_private);
+			p->states--;
+		}
+		if (cp->cp_rval != NULL) {
+			freemsg(mp);	/* the head gave up */
+			return;
+		}
+		drv_ack(q, mp, NULL, 0);
+		return;
+	}
 	if (cp->cp_cmd != TM_TRANSPARENT && cp->cp_cmd != TM_TRANSOUT) {
 		putnext(q, mp);
 		return;
