@@ -12,8 +12,8 @@
  * with the TPI request as its data.  timod checks that the request is the
  * primitive the ioctl stands for and is at least as long as its structure
  * (else M_IOCNAK EINVAL), trims what follows the structure and the
- * regions it names (the caller's buffer may be larger than the request:
- * the head returns no more data than ic_len), makes it M_PROTO or
+ * regions it names (the caller's buffer may be larger than the request),
+ * makes it M_PROTO or
  * M_PCPROTO as the TPI says for that primitive and sends it down.  The
  * M_IOCTL block itself is kept until the answer comes.  TI_GETMYNAME,
  * TI_GETPEERNAME and TI_GETADDRS send a T_ADDR_REQ (whatever their data),
@@ -35,7 +35,9 @@
  * ti_sync_ack); a T_ERROR_ACK becomes an M_IOCACK with ioc_rval
  * TI_ERR(TLI_error, UNIX_error) and no data.  An answer shorter than its
  * structure, with regions outside it, or a T_ERROR_ACK with errors out of
- * range, fails the ioctl with EPROTO.  Every other message passes
+ * range, fails the ioctl with EPROTO, as does one over 64 KiB (the head
+ * copies the whole answer to the caller's buffer, which must hold the
+ * largest: libxti's buffers are 64 KiB).  Every other message passes
  * untouched, in order, both ways: timod has no queues of its own (no
  * service procedures), so flow control is the provider's and the head's.
  *
@@ -347,12 +349,22 @@ static int timod_wput(queue_t *q, mblk_t *mp)
 
 /* ---- up: answering the ioctl ---- */
 
+#define TIMOD_ANSMAX	65536	/* bytes of an answer (STRMSGSZ) */
+
 /* Send the outstanding ioctl's reply up from the read queue q. */
 static void ioc_reply(queue_t *q, mblk_t *ioc, unsigned char type, int err,
 		      int rval, mblk_t *data)
 {
 	struct iocblk *ib = (struct iocblk *)ioc->b_rptr;
 
+	if (data != NULL && msgdsize(data) > TIMOD_ANSMAX) {
+		/* the head copies a whole answer out (ic_len is what came
+		 * back): none larger than a library's largest buffer */
+		freemsg(data);
+		data = NULL;
+		type = M_IOCNAK;
+		err = EPROTO;
+	}
 	ioc->b_datap->db_type = type;
 	ib->ioc_error = err;
 	ib->ioc_rval = type == M_IOCNAK ? -1 : rval;

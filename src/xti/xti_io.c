@@ -57,9 +57,13 @@ static int io_err(int e)
 
 /* ---- timod ioctls ---- */
 
+/* The head copies back the whole answer (ic_len says how much), so the
+ * buffer given to I_STR must hold the largest timod sends, XTI_IOCMAX:
+ * a caller's smaller buffer is filled through one of that size. */
 int xti_ioctl(int fd, int cmd, void *buf, int len, int cap, bool retry)
 {
 	struct strioctl si;
+	char *big = NULL, *dp = buf;
 	int r;
 
 	if (cap < len)
@@ -68,15 +72,29 @@ int xti_ioctl(int fd, int cmd, void *buf, int len, int cap, bool retry)
 		cap = XTI_IOCMAX;
 	if (cap > len)
 		memset((char *)buf + len, 0, (size_t)(cap - len));
+	if (cap < XTI_IOCMAX) {
+		if ((big = malloc(XTI_IOCMAX)) == NULL)
+			return xti_syserr(ENOMEM);
+		memcpy(big, buf, (size_t)len);
+		dp = big;
+	}
 	for (;;) {
 		si.ic_cmd = cmd;
 		si.ic_timout = 0;
-		si.ic_len = cap;
-		si.ic_dp = buf;
+		si.ic_len = len;
+		si.ic_dp = dp;
 		r = ioctl(fd, I_STR, &si);
-		if (r < 0 && errno == EINTR && retry)
+		if (r < 0 && errno == EINTR && retry) {
+			if (big != NULL)	/* (the request again) */
+				memcpy(big, buf, (size_t)len);
 			continue;
+		}
 		break;
+	}
+	if (big != NULL) {
+		if (r >= 0 && si.ic_len >= 0 && si.ic_len <= cap)
+			memcpy(buf, big, (size_t)si.ic_len);
+		free(big);
 	}
 	if (r < 0) {
 		if (errno == EBADF || errno == ENOSTR)
