@@ -419,14 +419,24 @@ static void test_names(void)
 		PROV_CHECK(&p, &ar, (int)sizeof(ar), 1);
 		CHECK_EQ(len, 0);
 	}
-	/* no data at all with TI_GETMYNAME: still a T_ADDR_REQ (the head
-	 * returns nothing when ic_len is 0) */
+	/* no data at all with TI_GETMYNAME: still a T_ADDR_REQ; the head
+	 * copies the whole answer back whatever ic_len was (streamio: the
+	 * buffer must hold the largest answer), so to no buffer: EFAULT */
 	{
 		struct prov p;
 		prov_start(&p, fds[1], &ack, sizeof(ack), 1);
-		CHECK_RET(do_str(fds[0], TI_GETMYNAME, NULL, 0, 0, &len), 0);
+		CHECK_ERR(do_str(fds[0], TI_GETMYNAME, NULL, 0, 0, &len),
+			  EFAULT);
 		PROV_CHECK(&p, &ar, (int)sizeof(ar), 1);
-		CHECK_EQ(len, 0);
+	}
+	/* and with a request of 0 bytes into a buffer: all of it */
+	{
+		struct prov p;
+		memset(buf, JUNK, BUFSZ);
+		prov_start(&p, fds[1], &ack, sizeof(ack), 1);
+		CHECK_RET(do_str(fds[0], TI_GETMYNAME, buf, 0, 0, &len), 0);
+		PROV_CHECK(&p, &ar, (int)sizeof(ar), 1);
+		CHECK(len > 0);
 	}
 	CHECK_RET(nread(fds[0], NULL), 0);
 	close_ti(fds);

@@ -4,13 +4,20 @@
  *
  * The head answers I_* commands itself, except I_STR, I_LINK/I_PLINK,
  * I_UNLINK/I_PUNLINK and unknown commands, which become M_IOCTL messages
- * sent down the stream.  One ioctl runs at a time per stream (sh_ioclock);
- * its caller waits for the M_IOCACK or M_IOCNAK with the same id, or for
- * the time-out (I_STR ic_timout, 15 s by default: ETIME), a hangup (ENXIO),
- * an error, or a signal (EINTR).  An unknown command is a transparent
- * ioctl: ioc_count is TRANSPARENT, b_cont carries the argument pointer,
- * and the module asks for user memory with M_COPYIN/M_COPYOUT, which the
- * head serves and answers with M_IOCDATA.
+ * sent down the stream.  One ioctl runs at a time per stream
+ * (sh_iocbusy): a second caller sleeps until the first ends, for at most
+ * its own time-out (15 s when it has none: ETIME), and a signal ends its
+ * wait (EINTR).  The caller of the ioctl in progress waits for the
+ * M_IOCACK (its ioc_error, if any, is the call's error) or M_IOCNAK with
+ * the same id, or for the time-out (I_STR ic_timout, 15 s by default:
+ * ETIME; none for a transparent ioctl), a hangup (ENXIO), an error, the
+ * stream's linking under a multiplexer (EINVAL), or a signal (EINTR).
+ * An unknown command is a transparent ioctl: ioc_count is TRANSPARENT,
+ * b_cont carries the argument pointer, and the module asks for user
+ * memory with M_COPYIN/M_COPYOUT, which the head serves and answers with
+ * M_IOCDATA.  A copy request that comes when nobody waits for it any
+ * more (the caller timed out or was interrupted) is answered with a
+ * failed M_IOCDATA, so the module can let go of the ioctl.
  *
  * User memory.  Argument structures and ioctl data are copied with
  * sth_ucopy, which fails with EFAULT on a bad address instead of
@@ -78,14 +85,69 @@ struct ictx {
 	struct sthead *sh;
 	struct strthread *t;
 	bool held;
+	void *str_dp;		/* I_STR: where an M_COPYOUT goes */
+	long str_copied;	/* I_STR: bytes it copied there, or -1 */
 };
+
+/* The ioctl's caller is about to sleep: keep its file. */
+static void ioc_hold(struct ictx *c)
+{
+	if (!c->held) {
+		__atomic_add_fetch(&c->f->f_refs, 1, __ATOMIC_ACQ_REL);
+		c->held = true;
+	}
+}
+
+/* Answer copy request mp (M_COPYIN/M_COPYOUT) nobody will serve with a
+ * failed M_IOCDATA, so the module ends the ioctl; free it if it is too
+ * short to be one. */
+static void copy_refuse(struct sthead *sh, mblk_t *mp)
+{
+	struct copyreq cq;
+	struct copyresp *cp = (struct copyresp *)mp->b_rptr;
+
+	if (MBLKL(mp) < sizeof(cq)) {
+		freemsg(mp);
+		return;
+	}
+	memcpy(&cq, mp->b_rptr, sizeof(cq));
+	freemsg(mp->b_cont);
+	mp->b_cont = NULL;
+	mp->b_datap->db_type = M_IOCDATA;
+	memset(cp, 0, sizeof(*cp));
+	cp->cp_cmd = cq.cq_cmd;
+	cp->cp_cr = cq.cq_cr;
+	cp->cp_id = cq.cq_id;
+	cp->cp_flag = cq.cq_flag;
+	cp->cp_private = cq.cq_private;
+	cp->cp_rval = (caddr_t)(long)EINVAL;
+	mp->b_wptr = mp->b_rptr + sizeof(*cp);
+	putnext(sh->sh_sd.sd_wq, mp);
+}
+
+/* A reply nobody waits for: a copy request is refused, the rest freed. */
+static void reply_drop(struct sthead *sh, mblk_t *mp)
+{
+	if (mp->b_datap->db_type == M_COPYIN ||
+	    mp->b_datap->db_type == M_COPYOUT)
+		copy_refuse(sh, mp);
+	else
+		freemsg(mp);
+}
 
 void sth_ioc_reply(struct sthead *sh, mblk_t *mp)
 {
 	struct iocblk *ioc = (struct iocblk *)mp->b_rptr;
 	bool mine = false;
 
-	if (MBLKL(mp) >= sizeof(unsigned int) + offsetof(struct iocblk, ioc_id)) {
+	/* an ack or nak is read whole (ioc_error, ioc_count, ioc_rval); a
+	 * copy request's size is checked where it is served */
+	size_t need = mp->b_datap->db_type == M_IOCACK ||
+		      mp->b_datap->db_type == M_IOCNAK ?
+		      sizeof(struct iocblk) :
+		      sizeof(unsigned int) + offsetof(struct iocblk, ioc_id);
+
+	if (MBLKL(mp) >= need) {
 		pthread_mutex_lock(&sh->sh_lock);
 		if (sh->sh_iocid != 0 && ioc->ioc_id == sh->sh_iocid &&
 		    sh->sh_iocmsg == NULL) {
@@ -95,7 +157,7 @@ void sth_ioc_reply(struct sthead *sh, mblk_t *mp)
 		pthread_mutex_unlock(&sh->sh_lock);
 	}
 	if (!mine)
-		freemsg(mp);	/* a reply nobody waits for any more */
+		reply_drop(sh, mp);	/* nobody waits for it any more */
 	sth_wake(&sh->sh_iseq, &sh->sh_iwaiters);
 }
 
@@ -106,6 +168,8 @@ static int ioc_state(struct sthead *sh)
 
 	if (fl & STRCLOSED)
 		return EBADF;
+	if (fl & STPLEX)
+		return EINVAL;	/* linked under a multiplexer meanwhile */
 	if (fl & (STRHUP | STRPEERGONE))
 		return ENXIO;
 	if (fl & (STRDERR | STWRERR)) {
@@ -114,6 +178,50 @@ static int ioc_state(struct sthead *sh)
 		pthread_mutex_unlock(&sh->sh_lock);
 	}
 	return e;
+}
+
+/* Take the stream's ioctl slot, waiting until deadline (ms, -1 never):
+ * 0, ETIME, EINTR, or the error the stream's state gives.  Inside an
+ * entry (c->t). */
+static int ioc_begin(struct ictx *c, long deadline)
+{
+	struct sthead *sh = c->sh;
+	int err;
+
+	for (;;) {
+		int seen, z = 0;
+
+		if ((err = ioc_state(sh)) != 0)
+			return err;
+		if (__atomic_compare_exchange_n(&sh->sh_iocbusy, &z, 1, false,
+						__ATOMIC_SEQ_CST,
+						__ATOMIC_RELAXED))
+			return 0;
+		__atomic_add_fetch(&sh->sh_iwaiters, 1, __ATOMIC_SEQ_CST);
+		seen = __atomic_load_n(&sh->sh_iseq, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&sh->sh_iocbusy, __ATOMIC_SEQ_CST) != 0) {
+			ioc_hold(c);
+			err = sth_sleep(&c->t, &sh->sh_iseq, seen, deadline);
+		}
+		__atomic_sub_fetch(&sh->sh_iwaiters, 1, __ATOMIC_ACQ_REL);
+		if (err == ETIMEDOUT)
+			return ETIME;
+		if (err != 0)
+			return err;
+	}
+}
+
+static void ioc_end(struct sthead *sh)
+{
+	__atomic_store_n(&sh->sh_iocbusy, 0, __ATOMIC_SEQ_CST);
+	sth_wake(&sh->sh_iseq, &sh->sh_iwaiters);
+}
+
+/* The deadline (ms) for the slot of an ioctl that waits timeout_s for
+ * its answer (-1: forever): the same, or 15 s. */
+static long slot_deadline(int timeout_s)
+{
+	return sth_now_ms() + (timeout_s < 0 ? STRTIMOUT : timeout_s) * 1000L;
 }
 
 static mblk_t *new_ioctl(int cmd, size_t count, cred_t *cr)
@@ -146,8 +254,10 @@ static int serve_copy(struct ictx *c, mblk_t *mp)
 	mblk_t *data = NULL;
 	int err = 0;
 
-	if (MBLKL(mp) < sizeof(cq))
+	if (MBLKL(mp) < sizeof(cq)) {
+		freemsg(mp);
 		return EPROTO;
+	}
 	memcpy(&cq, mp->b_rptr, sizeof(cq));
 	if (mp->b_datap->db_type == M_COPYIN) {
 		if (cq.cq_size > (size_t)c->sh->sh_strmsgsz && c->sh->sh_strmsgsz)
@@ -166,8 +276,14 @@ static int serve_copy(struct ictx *c, mblk_t *mp)
 			else
 				buf = (char *)mp->b_cont->b_rptr;
 		}
-		if (err == 0)
+		if (err == 0 && c->str_dp != NULL) {
+			/* an I_STR's answer: into its buffer */
+			err = copyout(c->str_dp, buf, n);
+			if (err == 0)
+				c->str_copied = (long)n;
+		} else if (err == 0) {
 			err = copyout(cq.cq_addr, buf, n);
+		}
 		if (mp->b_cont != NULL) {
 			freemsg(mp->b_cont);
 			mp->b_cont = NULL;
@@ -193,13 +309,14 @@ static int serve_copy(struct ictx *c, mblk_t *mp)
 /*
  * Send the M_IOCTL mp down and wait for its end.  timeout_s < 0 waits
  * forever.  0 with *ackp the M_IOCACK (the caller frees it), or errno.
- * Called with sh_ioclock held.
+ * Called with the stream's ioctl slot (ioc_begin).
  */
 static int do_ioctl(struct ictx *c, mblk_t *mp, int timeout_s, mblk_t **ackp)
 {
 	struct sthead *sh = c->sh;
 	unsigned int id = ((struct iocblk *)mp->b_rptr)->ioc_id;
 	long deadline = timeout_s < 0 ? -1 : sth_now_ms() + timeout_s * 1000L;
+	mblk_t *r0;
 	int err;
 
 	*ackp = NULL;
@@ -209,11 +326,11 @@ static int do_ioctl(struct ictx *c, mblk_t *mp, int timeout_s, mblk_t **ackp)
 	}
 	pthread_mutex_lock(&sh->sh_lock);
 	sh->sh_iocid = id;
-	if (sh->sh_iocmsg != NULL) {
-		freemsg(sh->sh_iocmsg);
-		sh->sh_iocmsg = NULL;
-	}
+	r0 = sh->sh_iocmsg;
+	sh->sh_iocmsg = NULL;
 	pthread_mutex_unlock(&sh->sh_lock);
+	if (r0 != NULL)
+		reply_drop(sh, r0);
 	putnext(sh->sh_sd.sd_wq, mp);
 	for (;;) {
 		mblk_t *r;
@@ -226,11 +343,7 @@ static int do_ioctl(struct ictx *c, mblk_t *mp, int timeout_s, mblk_t **ackp)
 		sh->sh_iocmsg = NULL;
 		pthread_mutex_unlock(&sh->sh_lock);
 		if (r == NULL && (err = ioc_state(sh)) == 0) {
-			if (!c->held) {
-				__atomic_add_fetch(&c->f->f_refs, 1,
-						   __ATOMIC_ACQ_REL);
-				c->held = true;
-			}
+			ioc_hold(c);
 			err = sth_sleep(&c->t, &sh->sh_iseq, seen, deadline);
 			if (err == ETIMEDOUT)
 				err = ETIME;
@@ -243,8 +356,12 @@ static int do_ioctl(struct ictx *c, mblk_t *mp, int timeout_s, mblk_t **ackp)
 		}
 		switch (r->b_datap->db_type) {
 		case M_IOCACK:
-			*ackp = r;
-			err = 0;
+			/* (the reply is at least an iocblk: strrput) */
+			err = ((struct iocblk *)r->b_rptr)->ioc_error;
+			if (err != 0)
+				freemsg(r);
+			else
+				*ackp = r;
 			goto done;
 		case M_IOCNAK:
 			err = ((struct iocblk *)r->b_rptr)->ioc_error;
@@ -261,11 +378,11 @@ static int do_ioctl(struct ictx *c, mblk_t *mp, int timeout_s, mblk_t **ackp)
 done:
 	pthread_mutex_lock(&sh->sh_lock);
 	sh->sh_iocid = 0;
-	if (sh->sh_iocmsg != NULL) {
-		freemsg(sh->sh_iocmsg);
-		sh->sh_iocmsg = NULL;
-	}
+	r0 = sh->sh_iocmsg;
+	sh->sh_iocmsg = NULL;
 	pthread_mutex_unlock(&sh->sh_lock);
+	if (r0 != NULL)
+		reply_drop(sh, r0);
 	return err;
 }
 
@@ -303,16 +420,22 @@ static int ioc_str(struct ictx *c, void *arg, int *rvalp)
 		d->b_wptr += si.ic_len;
 		mp->b_cont = d;
 	}
-	pthread_mutex_lock(&c->sh->sh_ioclock);
+	if ((err = ioc_begin(c, slot_deadline(timeout))) != 0) {
+		freemsg(mp);
+		return err;
+	}
+	c->str_dp = si.ic_dp;
+	c->str_copied = -1;
 	err = do_ioctl(c, mp, timeout, &ack);
-	pthread_mutex_unlock(&c->sh->sh_ioclock);
+	c->str_dp = NULL;
+	ioc_end(c->sh);
 	if (err != 0)
 		return err;
 	{
+		/* ic_len says what came back: the caller's buffer must hold
+		 * the largest answer (streamio), whatever it sent */
 		struct iocblk *ioc = (struct iocblk *)ack->b_rptr;
 		size_t n = ioc->ioc_count;
-		if (n > (size_t)si.ic_len)
-			n = (size_t)si.ic_len;	/* no more than asked for */
 		if (ack->b_cont != NULL && n > 0) {
 			if (!pullupmsg(ack->b_cont, -1)) {
 				freemsg(ack);
@@ -322,7 +445,9 @@ static int ioc_str(struct ictx *c, void *arg, int *rvalp)
 				n = MBLKL(ack->b_cont);
 			err = copyout(si.ic_dp, ack->b_cont->b_rptr, n);
 		} else {
-			n = 0;
+			/* an M_COPYOUT's bytes, if the module sent its
+			 * answer that way */
+			n = c->str_copied > 0 ? (size_t)c->str_copied : 0;
 		}
 		si.ic_len = (int)n;
 		if (err == 0)
@@ -354,9 +479,13 @@ static int ioc_transparent(struct ictx *c, unsigned long cmd, void *arg,
 	memcpy(d->b_wptr, &arg, sizeof(arg));
 	d->b_wptr += sizeof(arg);
 	mp->b_cont = d;
-	pthread_mutex_lock(&c->sh->sh_ioclock);
-	err = do_ioctl(c, mp, STRTIMOUT, &ack);
-	pthread_mutex_unlock(&c->sh->sh_ioclock);
+	if ((err = ioc_begin(c, slot_deadline(-1))) != 0) {
+		freemsg(mp);
+		return err;
+	}
+	/* no time-out: the module may wait for anything (SVR4: INFTIM) */
+	err = do_ioctl(c, mp, -1, &ack);
+	ioc_end(c->sh);
 	if (err != 0)
 		return err;
 	*rvalp = ((struct iocblk *)ack->b_rptr)->ioc_rval;
@@ -503,8 +632,10 @@ static int ioc_list(struct ictx *c, void *arg, int *rvalp)
 	}
 	if ((err = copyin(&sl, arg, sizeof(sl))) != 0)
 		return err;
-	if (sl.sl_nmods < 1 || sl.sl_nmods > NSTRPUSH + 1)
+	if (sl.sl_nmods < 1)
 		return EINVAL;
+	if (sl.sl_nmods > NSTRPUSH + 1)
+		sl.sl_nmods = NSTRPUSH + 1;	/* more than a stack holds */
 	names = calloc((size_t)sl.sl_nmods, sizeof(*names));
 	if (names == NULL)
 		return EAGAIN;
@@ -783,6 +914,10 @@ static int ioc_recvfd(struct ictx *c, void *arg)
 		putbq(sh->sh_sd.sd_rq, mp);	/* keep it for a retry */
 		return err;
 	}
+	/* close-on-exec while in flight (an exec then closes it with the
+	 * message); received, it is an ordinary descriptor, as SCM_RIGHTS
+	 * makes one */
+	(void)fcntl(p->fd, F_SETFD, 0);
 	p->fd = -1;		/* received: freeing no longer closes it */
 	freemsg(mp);
 	return 0;
@@ -806,6 +941,10 @@ static int ioc_fdinsert(struct ictx *c, void *arg)
 		return EINVAL;	/* not an open stream (streamio: EINVAL) */
 	if (fi.ctlbuf.len < 0)
 		return EINVAL;
+	/* the stream named must be usable: linked under a multiplexer
+	 * EINVAL, hung up ENXIO, an error its error (streamio) */
+	if ((err = ioc_state(of->f_sh)) != 0)
+		return err == EBADF ? EINVAL : err;
 	/* the driver's read queue at the bottom of the other stream */
 	q = str_top(&of->f_sh->sh_sd);
 	while (q != NULL && WR(q)->q_next != NULL &&
@@ -891,8 +1030,10 @@ static void set_lower_procs(struct sthead *lsh, struct cdevsw *mux, bool on)
 }
 
 /* Send I_LINK/I_UNLINK (cmd) for l down via and wait for the driver's
- * answer.  Outside any entry. */
-static int link_ioctl(struct sthead *via, struct sth_link *l, int cmd)
+ * answer.  Outside any entry; with via's ioctl slot if slot (else it is
+ * taken here, waiting at most 15 s). */
+static int link_ioctl(struct sthead *via, struct sth_link *l, int cmd,
+		      bool slot)
 {
 	struct sth_file fake = { .f_sh = via, .f_refs = 1 };
 	struct ictx c = { &fake, via, NULL, true };
@@ -919,9 +1060,14 @@ static int link_ioctl(struct sthead *via, struct sth_link *l, int cmd)
 	lb->l_index = l->l_muxid;
 	d->b_wptr += sizeof(*lb);
 	mp->b_cont = d;
-	pthread_mutex_lock(&via->sh_ioclock);
+	if (!slot && (err = ioc_begin(&c, slot_deadline(-1))) != 0) {
+		freemsg(mp);
+		str_exit(c.t);
+		return err;
+	}
 	err = do_ioctl(&c, mp, STRTIMOUT, &ack);
-	pthread_mutex_unlock(&via->sh_ioclock);
+	if (!slot)
+		ioc_end(via);
 	if (err == 0)
 		freemsg(ack);
 	str_exit(c.t);
@@ -946,11 +1092,17 @@ static int ioc_link(struct ictx *c, int lfd, bool persist, int *rvalp)
 	lsh = lf->f_sh;
 	if (lsh == sh)
 		return EINVAL;
+	/* this stream's ioctl slot first: a wait for it is not made
+	 * holding the link lock every link change needs */
+	if ((err = ioc_begin(c, slot_deadline(-1))) != 0)
+		return err;
 	sth_hold(lsh);
 	str_exit(c->t);
 	c->t = NULL;
 	sth_links_lock();
-	if ((sh_flags(lsh) & (STPLEX | STRCLOSED)) || below(lsh, sh, 0)) {
+	/* (an ioctl in progress on the lower stream: refused, as SVR4) */
+	if ((sh_flags(lsh) & (STPLEX | STRCLOSED)) || below(lsh, sh, 0) ||
+	    __atomic_load_n(&lsh->sh_iocbusy, __ATOMIC_SEQ_CST)) {
 		err = EINVAL;
 		goto fail;
 	}
@@ -966,9 +1118,10 @@ static int ioc_link(struct ictx *c, int lfd, bool persist, int *rvalp)
 	l->l_upper = sh;
 	l->l_mux = mux;
 	l->l_persist = persist;
-	__atomic_or_fetch(&lsh->sh_flag, STPLEX, __ATOMIC_ACQ_REL);
+	__atomic_or_fetch(&lsh->sh_flag, STPLEX, __ATOMIC_SEQ_CST);
 	sth_wake_readers(lsh);
 	sth_wake(&lsh->sh_wseq, &lsh->sh_wwaiters);
+	sth_wake(&lsh->sh_iseq, &lsh->sh_iwaiters);	/* an ioctl begun */
 	/* what a reader of the lower stream had taken into its cache goes
 	 * back on the queue the multiplexer now serves (still counted) */
 	c->t = str_enter();
@@ -977,7 +1130,7 @@ static int ioc_link(struct ictx *c, int lfd, bool persist, int *rvalp)
 	str_exit(c->t);
 	c->t = NULL;
 	set_lower_procs(lsh, mux, true);
-	err = link_ioctl(sh, l, persist ? I_PLINK : I_LINK);
+	err = link_ioctl(sh, l, persist ? I_PLINK : I_LINK, true);
 	if (err != 0) {
 		set_lower_procs(lsh, mux, false);
 		__atomic_and_fetch(&lsh->sh_flag, ~STPLEX, __ATOMIC_ACQ_REL);
@@ -996,6 +1149,7 @@ static int ioc_link(struct ictx *c, int lfd, bool persist, int *rvalp)
 	*rvalp = l->l_muxid;
 	sth_hold(lsh);			/* (an unlink may come now) */
 	sth_links_unlock();
+	ioc_end(sh);
 	c->t = str_enter();
 	/* what the lower stream's head had queued is the multiplexer's
 	 * now: its lower read service procedure takes it on */
@@ -1006,6 +1160,7 @@ static int ioc_link(struct ictx *c, int lfd, bool persist, int *rvalp)
 	return 0;
 fail:
 	sth_links_unlock();
+	ioc_end(sh);
 	sth_rele(lsh);
 	c->t = str_enter();
 	return err;
@@ -1014,10 +1169,10 @@ fail:
 static void close_unopened(struct sthead *lsh);
 
 /*
- * Undo link l, telling the driver through via (the stream asking, or the
- * closing controlling stream).  If the driver refuses and the controlling
- * stream is not going away, the link stays.  Link lock held, outside any
- * entry.
+ * Undo link l, telling the driver through via (the stream asking, whose
+ * ioctl slot the caller holds, or the closing controlling stream).  If
+ * the driver refuses and the controlling stream is not going away, the
+ * link stays.  Link lock held, outside any entry.
  */
 static int unlink_one(struct sth_link *l, struct sthead *via, bool closing)
 {
@@ -1025,7 +1180,7 @@ static int unlink_one(struct sth_link *l, struct sthead *via, bool closing)
 	struct sth_link **pp;
 	int err;
 
-	err = link_ioctl(via, l, l->l_persist ? I_PUNLINK : I_UNLINK);
+	err = link_ioctl(via, l, l->l_persist ? I_PUNLINK : I_UNLINK, !closing);
 	if (err != 0 && !closing)
 		return err;
 	for (pp = l->l_persist ? &sth_plinks : &upper->sh_links; *pp != NULL;
@@ -1077,6 +1232,8 @@ static int ioc_unlink(struct ictx *c, int muxid, bool persist)
 
 	if (muxid < 0 && muxid != MUXID_ALL)
 		return EINVAL;
+	if ((err = ioc_begin(c, slot_deadline(-1))) != 0)
+		return err;
 	str_exit(c->t);
 	c->t = NULL;
 	sth_links_lock();
@@ -1097,6 +1254,7 @@ static int ioc_unlink(struct ictx *c, int muxid, bool persist)
 		err = l != NULL ? unlink_one(l, sh, false) : EINVAL;
 	}
 	sth_links_unlock();
+	ioc_end(sh);
 	c->t = str_enter();
 	return err;
 }
@@ -1144,13 +1302,18 @@ int sth_ioctl(int fd, unsigned long cmd, void *arg, bool *handled)
 		err = ioc_pop(&c);
 		break;
 	case I_LOOK:
-		err = ioc_look(&c, arg);
-		break;
 	case I_FIND:
-		err = ioc_find(&c, arg, &rval);
-		break;
 	case I_LIST:
-		err = ioc_list(&c, arg, &rval);
+		/* the stack as no push or pop leaves it half-made */
+		str_exit(c.t);
+		sth_plumb_lock(sh);
+		c.t = str_enter();
+		err = cmd == I_LOOK ? ioc_look(&c, arg) :
+		      cmd == I_FIND ? ioc_find(&c, arg, &rval) :
+				      ioc_list(&c, arg, &rval);
+		str_exit(c.t);
+		sth_plumb_unlock(sh);
+		c.t = str_enter();
 		break;
 	case I_FLUSH:
 		v = int_arg(arg);

@@ -203,7 +203,6 @@ static void sth_free_head(struct stdata *sd)
 		free(sh->sh_pair);
 	}
 	pthread_mutex_destroy(&sh->sh_lock);
-	pthread_mutex_destroy(&sh->sh_ioclock);
 	pthread_mutex_destroy(&sh->sh_mlock);
 }
 
@@ -231,7 +230,6 @@ struct sthead *sth_alloc(void)
 	}
 	sh = SH(sd);
 	pthread_mutex_init(&sh->sh_lock, NULL);
-	pthread_mutex_init(&sh->sh_ioclock, NULL);
 	pthread_mutex_init(&sh->sh_mlock, NULL);
 	sh->sh_rdopt = RNORM | RPROTNORM;
 	sh->sh_erropt = RERRNORM | WERRNORM;

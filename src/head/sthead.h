@@ -43,10 +43,11 @@
  *
  * Locks, outer to inner: the link lock (every I_LINK/I_UNLINK and a last
  * close), a stream's plumbing lock (sth_plumb_lock: the pipe pair lock,
- * then the executive's sd_plumb: push, pop, close), sh_ioclock (one ioctl
- * at a time), sh_rlock (one reader at a time; biased to the thread that
+ * then the executive's sd_plumb: push, pop, close), sh_rlock (one reader at a time; biased to the thread that
  * usually reads, lock.c), sh_lock (head state), then queue locks.
- * Descriptor table: sth_fd_lock, taken alone.
+ * Descriptor table: sth_fd_lock, taken alone.  One ioctl at a time per
+ * stream (sh_iocbusy) is not a lock: its waiters sleep interruptibly,
+ * with a time-out (sth_ioctl.c).
  */
 #ifndef STREAMS_STHEAD_H
 #define STREAMS_STHEAD_H
@@ -175,7 +176,9 @@ struct sthead {
 
 	/* cold */
 	pthread_mutex_t sh_lock STH_LINE;	/* head state */
-	pthread_mutex_t sh_ioclock;	/* ioctls, one at a time */
+	int sh_iocbusy;			/* an ioctl is in progress (one at
+					   a time; waiters sleep on sh_iseq);
+					   atomic */
 	int sh_rerror;			/* read error (0 none); sh_lock */
 	int sh_werror;			/* write error; sh_lock */
 	unsigned int sh_closetime;	/* ms to drain at close; sh_lock */
