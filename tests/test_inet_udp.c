@@ -541,6 +541,171 @@ static void test_options(void)
 	CHECK_RET(t_close(fd), 0);
 }
 
+/* ---- options given with one datagram ----
+ * T_IP_TTL and T_IP_TOS with t_sndudata apply to that datagram only
+ * (XTI): a socket receiving with IP_RECVTTL/IP_RECVTOS (IPv6: hop limit,
+ * traffic class) sees them on it and the endpoint's own values on the
+ * datagrams around it, queued in one batch or sent alone; afterwards
+ * the endpoint's values are what they were. */
+struct ttltos {
+	struct t_opthdr h1;
+	t_uscalar_t ttl;
+	struct t_opthdr h2;
+	t_uscalar_t tos;
+};
+
+static int snd_opts(int fd, const struct sockaddr_storage *to,
+		    const char *p, int ttl, int tos)
+{
+	struct ttltos o = { { sizeof(o.h1) + sizeof(o.ttl), INET_IP,
+			      T_IP_TTL, 0 }, (t_uscalar_t)ttl,
+			    { sizeof(o.h2) + sizeof(o.tos), INET_IP,
+			      T_IP_TOS, 0 }, (t_uscalar_t)tos };
+	struct t_unitdata ud;
+
+	memset(&ud, 0, sizeof(ud));
+	ud.addr.buf = (char *)to;
+	ud.addr.len = sa_len();
+	ud.udata.buf = (char *)p;
+	ud.udata.len = (unsigned)strlen(p);
+	ud.opt.buf = (char *)&o;
+	ud.opt.len = ttl >= 0 ? sizeof(o) : 0;
+	return t_sndudata(fd, &ud);
+}
+
+/* The next datagram on socket s: its first byte, TTL and TOS. */
+static int rcv_ttltos(int s, int *ttl, int *tos)
+{
+	union {
+		char b[256];
+		struct cmsghdr align;
+	} cm;
+	char buf[64];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cm.b,
+			     .msg_controllen = sizeof(cm.b) };
+	struct cmsghdr *c;
+
+	*ttl = *tos = -1;
+	if (recvmsg(s, &mh, 0) < 1)
+		return -1;
+	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+		int v = 0;
+
+		if ((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS)) {
+			*tos = *(unsigned char *)CMSG_DATA(c);
+			continue;
+		}
+		memcpy(&v, CMSG_DATA(c), sizeof(v));
+		if ((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) ||
+		    (c->cmsg_level == IPPROTO_IPV6 &&
+		     c->cmsg_type == IPV6_HOPLIMIT))
+			*ttl = v;
+		else if (c->cmsg_level == IPPROTO_IPV6 &&
+			 c->cmsg_type == IPV6_TCLASS)
+			*tos = v;
+	}
+	return buf[0];
+}
+
+static void test_datagram_options(void)
+{
+	struct sockaddr_storage xa, sa;
+	struct {
+		struct t_opthdr h;
+		t_uscalar_t v;
+	} q = { { sizeof(q), INET_IP, T_IP_TTL, 0 }, 0 }, r;
+	socklen_t l = sizeof(sa);
+	struct timeval tv = { 5, 0 };
+	static const struct { const char *d; int ttl, tos; } seq[] = {
+		{ "a", 7, 0x20 }, { "b", -1, 0 }, { "c", -1, 0 },
+		{ "d", 9, 0x40 }, { "e", 11, 0 }, { "f", -1, 0 },
+	};
+	int x, s, one = 1, ttl, tos, ttl0;
+	t_scalar_t fl;
+
+	x = open_bound(&xa);
+	s = socket(fam, SOCK_DGRAM, 0);
+	REQUIRE(s >= 0);
+	loop_addr(&sa, 0);
+	REQUIRE(bind(s, (struct sockaddr *)&sa, sa_len()) == 0);
+	REQUIRE(getsockname(s, (struct sockaddr *)&sa, &l) == 0);
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (fam == AF_INET6) {
+		REQUIRE(setsockopt(s, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one,
+				   sizeof(one)) == 0);
+		REQUIRE(setsockopt(s, IPPROTO_IPV6, IPV6_RECVTCLASS, &one,
+				   sizeof(one)) == 0);
+	} else {
+		REQUIRE(setsockopt(s, IPPROTO_IP, IP_RECVTTL, &one,
+				   sizeof(one)) == 0);
+		REQUIRE(setsockopt(s, IPPROTO_IP, IP_RECVTOS, &one,
+				   sizeof(one)) == 0);
+	}
+	CHECK_RET(optmgmt(x, T_CURRENT, &q, sizeof(q), &r, sizeof(r), &fl), 0);
+	ttl0 = (int)r.v;
+	CHECK(ttl0 > 0 && ttl0 < 256 && ttl0 != 7 && ttl0 != 9);
+	/* a batch (this test's provider queues all but a burst's first),
+	 * then one at a time */
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+			CHECK_RET(snd_opts(x, &sa, seq[i].d, seq[i].ttl,
+					   seq[i].tos), 0);
+			if (round == 1) {
+				CHECK_RET(rcv_ttltos(s, &ttl, &tos),
+					  seq[i].d[0]);
+				CHECK_EQ(ttl, seq[i].ttl >= 0 ? seq[i].ttl
+							      : ttl0);
+				CHECK_EQ(tos, seq[i].tos);
+			}
+		}
+		for (size_t i = 0; round == 0 &&
+				   i < sizeof(seq) / sizeof(seq[0]); i++) {
+			CHECK_RET(rcv_ttltos(s, &ttl, &tos), seq[i].d[0]);
+			CHECK_EQ(ttl, seq[i].ttl >= 0 ? seq[i].ttl : ttl0);
+			CHECK_EQ(tos, seq[i].tos);
+		}
+	}
+	CHECK_RET(optmgmt(x, T_CURRENT, &q, sizeof(q), &r, sizeof(r), &fl), 0);
+	CHECK_EQ(r.v, (t_uscalar_t)ttl0);
+	/* options not well formed (a header longer than the buffer):
+	 * T_UDERROR_IND, the datagram not sent; an option a datagram may
+	 * not carry (XTI_SNDBUF) is ignored */
+	{
+		struct {
+			struct t_opthdr h;
+			t_scalar_t v;
+		} bad = { { 64, INET_IP, T_IP_TTL, 0 }, 5 };
+		struct t_unitdata ud;
+		struct t_uderr ue;
+
+		memset(&ud, 0, sizeof(ud));
+		ud.addr.buf = (char *)&sa;
+		ud.addr.len = sa_len();
+		ud.udata.buf = "z";
+		ud.udata.len = 1;
+		ud.opt.buf = (char *)&bad;
+		ud.opt.len = sizeof(bad);
+		CHECK_RET(t_sndudata(x, &ud), 0);
+		for (int i = 0; i < 5000 && t_look(x) != T_UDERR; i++)
+			pause_ms(1);
+		memset(&ue, 0, sizeof(ue));
+		CHECK_RET(t_rcvuderr(x, &ue), 0);
+		CHECK_EQ(ue.error, ENOPROTOOPT);
+		bad.h.len = sizeof(bad);
+		bad.h.level = XTI_GENERIC;
+		bad.h.name = XTI_SNDBUF;
+		bad.v = 4096;
+		ud.udata.buf = "y";
+		CHECK_RET(t_sndudata(x, &ud), 0);
+		CHECK_RET(rcv_ttltos(s, &ttl, &tos), 'y');
+		CHECK_EQ(ttl, ttl0);
+	}
+	close(s);
+	CHECK_RET(t_close(x), 0);
+}
+
 /* ---- datagrams whose data is a long chain of blocks ----
  * A module above the provider splits each T_UNITDATA_REQ's data into
  * chain_blocks blocks: around the batch's 1024 iovecs (one datagram
@@ -692,6 +857,7 @@ int main(void)
 			test_interop();
 			test_uderr();
 			test_options();
+			test_datagram_options();
 		}
 	REQUIRE(register_strmod(&ch_fmod) == 0);
 	for (int d = 0; d < 2; d++) {

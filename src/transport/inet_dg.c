@@ -12,6 +12,12 @@
  * XTI over sockets (!pr->fast): each datagram is one sendmsg() from the
  * put procedure; each T_UNITDATA_IND one recvmsg().
  *
+ * Options given with a datagram (T_UNITDATA_REQ's OPT; XTI: for that
+ * datagram only) are IP_TTL and IP_TOS, the only ones the table lets a
+ * datagram carry (TOPT_ASSOC): they go as ancillary data of its own
+ * sendmsg (IP_TTL/IP_TOS, IPV6_HOPLIMIT/IPV6_TCLASS), the socket's own
+ * settings untouched.  Such a datagram is never part of a batch.
+ *
  * Batching (pr->fast).  Sending: a datagram that finds the write queue
  * empty after the endpoint was idle (nothing sent for IDLE_NS) goes out
  * at once, so a request/response exchange pays nothing.  Otherwise it is
@@ -275,11 +281,77 @@ static void fix_raw_dest(struct inet_ep *ep, struct sockaddr_storage *ss)
  * or dropped with T_UDERROR_IND: mp consumed), or EAGAIN when the kernel
  * has no room (mp untouched).
  */
+/* ---- options of one datagram ---- */
+
+#define DGOPT_MAX	4		/* ancillary options per datagram */
+
+struct dgopts {
+	int family;
+	size_t len;
+	union {
+		char buf[DGOPT_MAX * CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+};
+
+/* topt_assoc's setter: option d, checked against its range, becomes a
+ * control message. */
+static t_uscalar_t dgopt_set(void *arg, const struct topt_def *d,
+			     union topt_val *v)
+{
+	struct dgopts *o = arg;
+	struct cmsghdr *c = (struct cmsghdr *)(o->u.buf + o->len);
+	bool v6 = o->family == AF_INET6;
+	int val = (int)v->i;
+
+	if (d->level != INET_IP || (d->name != T_IP_TTL &&
+				    d->name != T_IP_TOS) ||
+	    o->len + CMSG_SPACE(sizeof(int)) > sizeof(o->u.buf))
+		return T_FAILURE;
+	memset(c, 0, CMSG_SPACE(sizeof(int)));
+	c->cmsg_level = v6 ? IPPROTO_IPV6 : IPPROTO_IP;
+	if (d->name == T_IP_TTL)
+		c->cmsg_type = v6 ? IPV6_HOPLIMIT : IP_TTL;
+	else
+		c->cmsg_type = v6 ? IPV6_TCLASS : IP_TOS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &val, sizeof(int));
+	o->len += CMSG_SPACE(sizeof(int));
+	return T_SUCCESS;
+}
+
+static const struct topt_ops dgopt_ops = { NULL, dgopt_set };
+
+/* The options of T_UNITDATA_REQ mp as control messages in *o: 0, or
+ * TBADOPT when they are not well formed or not allowed with data. */
+static int dg_opts(struct inet_ep *ep, const mblk_t *mp, struct dgopts *o)
+{
+	struct topt_table t = *ep->pr->opts;
+	struct T_unitdata_req r;
+
+	memcpy(&r, mp->b_rptr, sizeof(r));
+	o->family = __atomic_load_n(&ep->family, __ATOMIC_RELAXED);
+	o->len = 0;
+	t.ops = &dgopt_ops;
+	return topt_assoc(&t, o, tpi_region(mp, r.OPT_offset, r.OPT_length),
+			  (size_t)r.OPT_length, ep->priv);
+}
+
+/* Does mp (a checked request) carry options? */
+static bool has_opts(const mblk_t *mp)
+{
+	const union T_primitives *p = (const void *)mp->b_rptr;
+
+	return mp->b_datap->db_type != M_DATA &&
+	       p->type == T_UNITDATA_REQ && p->unitdata_req.OPT_length > 0;
+}
+
 static int send_one(struct inet_ep *ep, mblk_t *mp)
 {
 	struct sockaddr_storage ss;
 	struct iovec iov[64];
 	struct msghdr mh = { 0 };
+	struct dgopts o;
 	int n, tries = 0;
 	size_t len = tpi_datalen(mp);
 
@@ -300,6 +372,14 @@ static int send_one(struct inet_ep *ep, mblk_t *mp)
 	}
 	mh.msg_iov = iov;
 	mh.msg_iovlen = (size_t)n;
+	if (has_opts(mp)) {
+		if (dg_opts(ep, mp, &o) != 0) {	/* (checked when put) */
+			uderror_req(ep, mp, ENOPROTOOPT);
+			return 0;
+		}
+		mh.msg_control = o.len > 0 ? o.u.buf : NULL;
+		mh.msg_controllen = o.len;
+	}
 	for (;;) {
 		ssize_t r = sendmsg(ep->ke.ke_fd, &mh,
 				   MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -388,7 +468,8 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 			while (j < nmsg && j - i < GSO_SEGS &&
 			       sizes[j] == sizes[i] &&
 			       total + sizes[j] <= GSO_BYTES &&
-			       same_dest(msgs[i], msgs[j]))
+			       same_dest(msgs[i], msgs[j]) &&
+			       !has_opts(msgs[j]))
 				total += sizes[j++];
 		memset(mh, 0, sizeof(*mh));
 		req_dest(msgs[i], &names[nmm], &mh->msg_namelen);
@@ -401,17 +482,18 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 				break;		/* no iovecs left for msgs[k] */
 			niov += n;
 		}
-		if (k == i && nmm > 0) {
-			/* out of iovecs: send what is grouped so far and
-			 * put the rest back */
+		if ((k == i || has_opts(msgs[i])) && nmm > 0) {
+			/* out of iovecs, or a datagram with options of its
+			 * own next: send what is grouped so far and put the
+			 * rest back */
 			put_back(ep, msgs, i, nmsg);
 			nmsg = i;
 			*more = true;
 			break;
 		}
-		if (k == i) {
-			/* more blocks than a message may carry: on its own,
-			 * flattened (send_one) */
+		if (k == i || has_opts(msgs[i])) {
+			/* more blocks than a message may carry, or options
+			 * of its own: on its own (send_one; flattened) */
 			if (send_one(ep, msgs[i]) == EAGAIN) {
 				put_back(ep, msgs, i, nmsg);
 				return false;
@@ -643,12 +725,11 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 	inet_count_tx(ep, len);
 	memcpy(&r, mp->b_rptr, sizeof(r));
 	if (r.OPT_length > 0) {
-		/* options stick to the socket: what is queued goes first */
-		if (ep->pr->fast)
-			flush(ep);
-		if (inet_assoc_opts(ep, tpi_region(mp, r.OPT_offset,
-						   r.OPT_length),
-				    (size_t)r.OPT_length) != 0) {
+		/* options for this datagram only: checked now, sent as its
+		 * ancillary data (send_one) */
+		struct dgopts o;
+
+		if (dg_opts(ep, mp, &o) != 0) {
 			uderror_req(ep, mp, ENOPROTOOPT);
 			return;
 		}
@@ -657,9 +738,8 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 	 * batching: only a lone datagram goes now */
 	if (q_empty(ep->wq) &&
 	    (!ep->pr->fast ||
-	     (r.OPT_length == 0 &&
-	      str_now_ns() - __atomic_load_n(&d->tx_last, __ATOMIC_RELAXED) >
-	      idle_ns())) &&
+	     str_now_ns() - __atomic_load_n(&d->tx_last, __ATOMIC_RELAXED) >
+	     idle_ns()) &&
 	    pthread_mutex_trylock(&ep->tx_lock) == 0) {
 		err = send_one(ep, mp);
 		if (ep->pr->fast)
