@@ -25,6 +25,8 @@ struct inet_stats {
 	uint64_t rx_msgs;	/* messages sent up */
 	uint64_t rx_bytes;	/* their bytes */
 	uint64_t rx_calls;	/* socket calls that received them */
+	uint64_t rx_drops;	/* messages received but not sent up
+				   (no memory) */
 };
 
 #endif

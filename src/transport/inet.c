@@ -578,6 +578,7 @@ static void do_ioctl(struct inet_ep *ep, mblk_t *mp)
 	st.rx_msgs = LD(rx_msgs);
 	st.rx_bytes = LD(rx_bytes);
 	st.rx_calls = LD(rx_calls);
+	st.rx_drops = LD(rx_drops);
 #undef LD
 	memcpy(bp->b_wptr, &st, sizeof(st));
 	bp->b_wptr += sizeof(st);

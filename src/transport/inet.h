@@ -123,7 +123,8 @@ struct inet_counts {
 	_Alignas(64) uint64_t rx_msgs;	/* messages sent up */
 	uint64_t rx_bytes;
 	uint64_t rx_calls;		/* socket calls that received */
-	char rx_pad[40];		/* nothing else on the line */
+	uint64_t rx_drops;		/* received, not sent up (memory) */
+	char rx_pad[32];		/* nothing else on the line */
 };
 
 struct inet_ep {

@@ -1005,6 +1005,28 @@ static bool deliver(struct inet_ep *ep, const struct sockaddr_storage *src,
 /* One pass of receiving (rx_lock held).  Returns true when the socket
  * was found empty (arming POLLIN makes sense), false when the stream is
  * flow controlled or memory ran out. */
+/* The segment size of what msghdr mh received (len bytes): UDP_GRO's,
+ * else len (one datagram). */
+static size_t gro_seg(struct msghdr *mh, size_t len)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c != NULL;
+	     c = CMSG_NXTHDR(mh, c))
+		if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+			int g;
+
+			memcpy(&g, CMSG_DATA(c), sizeof(g));
+			if (g > 0)
+				return (size_t)g;
+		}
+	return len;
+}
+
+/* Datagrams in len bytes of segments of seg. */
+static uint64_t segs(size_t len, size_t seg)
+{
+	return seg == 0 ? 1 : (len + seg - 1) / seg;
+}
+
 static bool pull_locked(struct inet_ep *ep)
 {
 	struct dg *d = DG(ep);
@@ -1069,20 +1091,9 @@ static bool pull_locked(struct inet_ep *ep)
 			struct msghdr *mh = &mm[i].msg_hdr;
 			size_t len = mm[i].msg_len, seg = len;
 			const unsigned char *p = iov[i].iov_base;
-			struct cmsghdr *c;
 
 			if (ep->pr->fast)
-				for (c = CMSG_FIRSTHDR(mh); c != NULL;
-				     c = CMSG_NXTHDR(mh, c))
-					if (c->cmsg_level == SOL_UDP &&
-					    c->cmsg_type == UDP_GRO) {
-						int g;
-
-						memcpy(&g, CMSG_DATA(c),
-						       sizeof(g));
-						if (g > 0)
-							seg = (size_t)g;
-					}
+				seg = gro_seg(mh, len);
 			if (seg == 0)
 				seg = len;
 			mblk_t *lend = NULL;
@@ -1115,6 +1126,17 @@ static bool pull_locked(struct inet_ep *ep)
 			if (lend != NULL)
 				freeb(lend);	/* the datagrams keep it */
 			if (!ok) {
+				/* no memory: what this call received and
+				 * could not send up is lost, and counted */
+				uint64_t lost = segs(len, seg);
+
+				for (int j = i + 1; j < n; j++)
+					lost += segs(mm[j].msg_len,
+						     ep->pr->fast ?
+						     gro_seg(&mm[j].msg_hdr,
+							     mm[j].msg_len) :
+						     mm[j].msg_len);
+				INET_COUNT(ep, rx_drops, lost);
 				str_batch_end();
 				return false;
 			}
