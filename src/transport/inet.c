@@ -428,13 +428,17 @@ static void unbind_req(struct inet_ep *ep, mblk_t *mp)
 	}
 	if (ep->pr->ops->unbound != NULL)
 		ep->pr->ops->unbound(ep);
+	/* unbound before the socket changes (under tx_lock): a datagram
+	 * a racing writer queued is dropped, not sent from a port the
+	 * kernel would pick for the new socket (inet_dg.c) */
+	__atomic_store_n(&ep->state, TS_UNBND, __ATOMIC_RELEASE);
 	if ((err = inet_socket_renew(ep, ep->family)) != 0) {
+		__atomic_store_n(&ep->state, TS_IDLE, __ATOMIC_RELEASE);
 		inet_unlock(ep);
 		freemsg(fl);
 		inet_error_ack(ep, mp, T_UNBIND_REQ, TSYSERR, err);
 		return;
 	}
-	ep->state = TS_UNBND;
 	ep->laddrlen = 0;
 	ep->raddrlen = 0;
 	ep->qlen = 0;

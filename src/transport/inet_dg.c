@@ -346,6 +346,13 @@ static bool has_opts(const mblk_t *mp)
 	       p->type == T_UNITDATA_REQ && p->unitdata_req.OPT_length > 0;
 }
 
+/* Unbound meanwhile (tx_lock held)?  Then what is still to be sent is
+ * dropped: the socket is a new one, not bound where the endpoint was. */
+static bool gone_unbound(struct inet_ep *ep)
+{
+	return __atomic_load_n(&ep->state, __ATOMIC_ACQUIRE) == TS_UNBND;
+}
+
 static int send_one(struct inet_ep *ep, mblk_t *mp)
 {
 	struct sockaddr_storage ss;
@@ -354,6 +361,12 @@ static int send_one(struct inet_ep *ep, mblk_t *mp)
 	struct dgopts o;
 	int n, tries = 0;
 	size_t len = tpi_datalen(mp);
+
+	if (gone_unbound(ep)) {
+		freemsg(mp);
+		INET_COUNT(ep, tx_drops, 1);
+		return 0;
+	}
 
 	req_dest(mp, &ss, &mh.msg_namelen);
 	fix_raw_dest(ep, &ss);
@@ -451,6 +464,10 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 	int sent;
 
 	*more = false;
+	if (gone_unbound(ep)) {
+		flushq(ep->wq, FLUSHALL);
+		return true;
+	}
 	for (int k; nmsg < BATCH &&
 		    (k = str_getq_n(ep->wq, msgs + nmsg, BATCH - nmsg)) > 0;)
 		for (; k > 0; k--, nmsg++)
