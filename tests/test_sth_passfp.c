@@ -11,6 +11,7 @@
 #include "sthead.h"
 
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -234,6 +235,81 @@ static void test_unclaimed_child(void)
 	close(file);
 }
 
+/* More descriptors in flight than the kernel lets the sender have
+ * (RLIMIT_NOFILE: ETOOMANYREFS; a root sender first gives up root, whom
+ * the limit does not bind): every one still arrives, in order with the
+ * data around it -- a descriptor that cannot go waits at the sender,
+ * with what follows it.  (They used to be dropped, silently.) */
+#define INFLIGHT_N	120
+
+static void test_many_in_flight(void)
+{
+	int fds[2], go[2], file, bad = 0;
+	struct stat want;
+	char b[8];
+	pid_t pid;
+
+	file = temp_file("many");
+	REQUIRE(fstat(file, &want) == 0);
+	REQUIRE(pipe(go) == 0);
+	pid = fork_with_pipe(fds);
+	if (pid == 0) {
+		struct rlimit rl = { 48, 48 };
+
+		close(go[1]);
+		if (geteuid() == 0 && setuid(65534) != 0)
+			exit(100);
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			exit(101);
+		for (int i = 0; i < INFLIGHT_N; i++) {
+			while (ioctl(fds[1], I_SENDFD, file) != 0) {
+				if (errno != EAGAIN)
+					exit(102);
+				usleep(1000);
+			}
+			if (i % 40 == 39)
+				bad += write(fds[1], "d", 1) != 1;
+		}
+		bad += write(fds[1], "end", 3) != 3;
+		/* stay until the other end has everything */
+		bad += read(go[0], b, 1) != 1;
+		exit(bad);
+	}
+	close(go[0]);
+	close(fds[1]);
+	pause_ms(300);		/* the sender gets well ahead */
+	alarm(30);
+	for (int i = 0; i < INFLIGHT_N; i++) {
+		struct strrecvfd rf;
+		struct stat st;
+
+		if (ioctl(fds[0], I_RECVFD, &rf) != 0) {
+			bad++;
+			fprintf(stderr, "descriptor %d: %s\n", i,
+				strerror(errno));
+			break;
+		}
+		if (fstat(rf.fd, &st) != 0 || st.st_ino != want.st_ino) {
+			bad++;
+			fprintf(stderr, "descriptor %d: not the file\n", i);
+		}
+		close(rf.fd);
+		if (i % 40 == 39)
+			if (read(fds[0], b, 1) != 1 || b[0] != 'd') {
+				bad++;
+				fprintf(stderr, "data %d: not d\n", i);
+			}
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_RET(read(fds[0], b, sizeof(b)), 3);
+	alarm(0);
+	CHECK_RET(write(go[1], "x", 1), 1);
+	CHECK_EQ(wait_child(pid), 0);
+	close(go[1]);
+	close(fds[0]);
+	close(file);
+}
+
 /* A stream descriptor cannot cross: EXDEV, nothing sent; on a pipe
  * still inside this process it can. */
 static void test_stream_fd(void)
@@ -335,6 +411,7 @@ int main(void)
 	test_unclaimed();
 	test_unclaimed_child();
 	test_stream_fd();
+	test_many_in_flight();
 	CHECK_EQ(streams_in_use(), 0);
 	T_DONE();
 }

@@ -80,7 +80,6 @@
 #define PULL_BATCH	64	/* records a reader's pull takes at once */
 
 #define FDMAGIC		0x53465044u	/* "SFPD": a descriptor's record */
-#define FDSEND_TRIES	20		/* 100 ms waits for socket room */
 
 /* In the ring: the record a M_PASSFP becomes. */
 struct shp_fdrec {
@@ -393,9 +392,11 @@ static mblk_t *fdrec_new(mblk_t *mp, int *fdp)
 }
 
 /* Send fd numbered by rec on the descriptor socket (producer lock held):
- * false if it cannot go (the other end gone, or nobody there reads the
- * socket for seconds). */
-static bool fd_send(struct shp_end *e, const mblk_t *rec, int fd)
+ * 0, EAGAIN when it cannot go now (the socket full: nobody there has
+ * taken the ones before; or the kernel's limit of descriptors in flight
+ * reached) -- try again later --, or another errno when it never will
+ * (the other end gone). */
+static int fd_send(struct shp_end *e, const mblk_t *rec, int fd)
 {
 	union {
 		struct cmsghdr h;
@@ -418,30 +419,32 @@ static bool fd_send(struct shp_end *e, const mblk_t *rec, int fd)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	for (int tries = 0; tries < FDSEND_TRIES; tries++) {
-		struct pollfd pfd = { e->fdsock, POLLOUT, 0 };
-
+	for (;;) {
 		if (sendmsg(e->fdsock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) ==
 		    (ssize_t)sizeof(m))
-			return true;
-		if (errno != EAGAIN && errno != EINTR && errno != ENOBUFS)
-			return false;
-		/* full: a receiver is taking them, or will be soon */
-		(void)poll(&pfd, 1, 100);
+			return 0;
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == ENOBUFS ||
+		    errno == ETOOMANYREFS)
+			return EAGAIN;
+		return errno != 0 ? errno : EPIPE;
 	}
-	return false;
 }
 
 /* Put mp into the ring; false when it must wait for room: then the
  * consumer has been asked for a doorbell, and wblocked was set before
  * asking, so the doorbell's handler (shp_run) always sees it.  A
- * M_PASSFP goes as a record, its descriptor on the socket. */
+ * M_PASSFP goes as a record, its descriptor on the socket; when the
+ * descriptor cannot go now it is false too (the caller's retry timer
+ * tries again), and only a descriptor for an end nobody holds any more
+ * is dropped. */
 static bool ring_put(struct shp_end *e, mblk_t *mp, bool *wake)
 {
 	struct shr_seg *seg = &e->map->seg;
 	mblk_t *rec = NULL;
 	size_t need;
-	int fd = -1;
+	int fd = -1, fe = 0;
 	bool ok;
 
 	if (mp->b_datap->db_type == M_PASSFP) {
@@ -468,7 +471,9 @@ static bool ring_put(struct shp_end *e, mblk_t *mp, bool *wake)
 		shr_wait_room(seg, e->side);
 		ok = shr_room(seg, e->side, need);
 	}
-	if (ok && (rec == NULL || fd_send(e, rec, fd))) {
+	if (ok && rec != NULL && (fe = fd_send(e, rec, fd)) == EAGAIN)
+		ok = false;	/* the descriptor waits, and what follows */
+	if (ok && fe == 0) {
 		shr_put(seg, e->side, rec != NULL ? rec : mp);
 		if (shr_wake_consumer(seg, e->side))
 			*wake = true;
@@ -535,7 +540,7 @@ static int shp_wsrv(queue_t *q)
 static int shp_wput(queue_t *q, mblk_t *mp)
 {
 	struct shp_end *e = q->q_ptr;
-	bool wake = false;
+	bool wake = false, tried;
 
 	switch (mp->b_datap->db_type) {
 	case M_FLUSH:
@@ -557,7 +562,8 @@ static int shp_wput(queue_t *q, mblk_t *mp)
 		freemsg(mp);	/* nobody to read it; or cannot cross */
 		return 0;
 	}
-	if ((hipri(mp) || q_idle(q)) && ring_put(e, mp, &wake)) {
+	tried = hipri(mp) || q_idle(q);
+	if (tried && ring_put(e, mp, &wake)) {
 		if (wake)
 			ring_doorbell(e);
 		return 0;
@@ -566,6 +572,9 @@ static int shp_wput(queue_t *q, mblk_t *mp)
 	if (!hipri(mp))
 		__atomic_store_n(&e->wblocked, 1, __ATOMIC_RELEASE);
 	putq(q, mp);
+	if (tried)
+		arm_retry(q, e);	/* (a descriptor that could not go:
+					   no doorbell says when it can) */
 	return 0;
 }
 
