@@ -305,6 +305,9 @@ typedef struct queue {
 #define QEND		0x40000	/* private: queue ends the stream */
 #define QPROCSOFF	0x80000	/* put and service procedures are off */
 #define QHEAD		0x100000 /* queue belongs to a stream head */
+#define QBANDFC		0x200000 /* private: bcanput of any band answers as
+				    for band 0 (a driver that keeps priority
+				    data in line with the rest, in band 0) */
 
 /* Fields for strqget()/strqset(). */
 typedef enum qfields {

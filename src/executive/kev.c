@@ -78,6 +78,10 @@ static unsigned ep_events(unsigned events)
 		e |= EPOLLOUT;
 	if (events & POLLRDHUP)
 		e |= EPOLLRDHUP;	/* the hangup alone */
+	if (events & POLLERR)
+		e |= EPOLLERR;		/* an error alone (always reported,
+					   but a one-shot arming must name
+					   something to be live) */
 	return e;
 }
 
@@ -244,7 +248,7 @@ static int arm_locked(struct strkev *ke, unsigned events)
 
 	if (!ke->ke_attached)
 		return -EINVAL;
-	events &= POLLIN | POLLOUT | POLLRDHUP;
+	events &= POLLIN | POLLOUT | POLLRDHUP | POLLERR;
 	if ((err = ensure_thread()) != 0)
 		return err;
 	ev.events = ep_events(events);
@@ -257,7 +261,8 @@ static int arm_locked(struct strkev *ke, unsigned events)
 
 /* events: POLLIN, POLLOUT, and POLLRDHUP for a report of the hangup
  * alone (a socket whose data is left for another process to read; an
- * arming with no event at all would report nothing, not even that). */
+ * arming with no event at all would report nothing, not even that), or
+ * POLLERR for an error alone (a socket whose end of file was read). */
 int str_kev_arm(struct strkev *ke, unsigned events)
 {
 	int err;
@@ -275,7 +280,7 @@ int str_kev_rearm(struct strkev *ke, unsigned events)
 {
 	int err = 0;
 
-	events &= POLLIN | POLLOUT | POLLRDHUP;
+	events &= POLLIN | POLLOUT | POLLRDHUP | POLLERR;
 	pthread_mutex_lock(&kev_lock);
 	if ((ke->ke_armed & events) != events)
 		err = arm_locked(ke, ke->ke_armed | events);

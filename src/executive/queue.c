@@ -375,6 +375,13 @@ void noenable(queue_t *q)
 	qunlock(q);
 }
 
+void str_bandfc(queue_t *q)
+{
+	qlock(q);
+	qf_set(q, QBANDFC);
+	qunlock(q);
+}
+
 /* ---- back-enabling ---- */
 
 queue_t *backq(queue_t *q)
@@ -913,7 +920,7 @@ int bcanput(queue_t *q, unsigned char band)
 		return 0;
 	}
 	q = flow_queue(q);
-	if (band == 0) {
+	if (band == 0 || unlikely(qflags(q) & QBANDFC)) {
 		if (likely(!(qflags(q) & QFULL)))
 			return 1;
 		qlock(q);

@@ -521,6 +521,9 @@ static inline void str_put(queue_t *q, mblk_t *mp)
 }
 
 /* getq, but only when match() accepts the first message (queue.c). */
+/* Every band of q is flow controlled as band 0 (QBANDFC): for a driver
+ * that queues priority data in band 0, in line with the rest. */
+void str_bandfc(queue_t *q);
 mblk_t *str_getq_if(queue_t *q, bool (*match)(const mblk_t *, void *),
 		    void *arg, bool *nonempty, bool *urgent_left);
 
@@ -639,7 +642,7 @@ struct strkev {
 /* Register with the I/O thread (disarmed): 0 or -errno. */
 int str_kev_attach(struct strkev *ke);
 /* Ask for one report of events (POLLIN and/or POLLOUT; POLLRDHUP alone
- * asks for the hangup only). */
+ * asks for the hangup only, POLLERR alone for an error only). */
 int str_kev_arm(struct strkev *ke, unsigned events);
 /* The same, but no system call when those events are armed already. */
 int str_kev_rearm(struct strkev *ke, unsigned events);
