@@ -123,9 +123,11 @@
  * endpoint still holds its old socket ("stale": nothing reads or writes
  * it except the flusher finishing what was sent before an orderly
  * release).  The next T_CONN_REQ replaces it (inet_socket_renew) and binds
- * the new one to the same address (SO_REUSEADDR for that bind only: the
- * old connection may be in TIME_WAIT); if the port is taken (an acceptor
- * that shared its listener's port) the same IP with a new port.  An
+ * the new one to the same address (every connection's socket has
+ * SO_REUSEADDR: the old connection may be in TIME_WAIT, an acceptor may
+ * hold a connection on its listener's port); if the port is taken all
+ * the same (an acceptor whose listener listens on it) the same IP with
+ * a new port -- never for a listener, which stays on its port.  An
  * endpoint with CONIND_number > 0 is renewed and listens again as soon as
  * its connection has ended and its data is sent (by the read side or by
  * the write service procedure).  T_UNBIND_REQ drops what still waits.
@@ -197,6 +199,8 @@
 					   onto the last one queued */
 #define TCP_COAL_BLK	8192		/* fast: size of a block that
 					   gathers them */
+#define TCP_CLOSE_WAIT	2	/* seconds a closing endpoint may wait to hand
+				   what it released to the kernel */
 
 #ifndef TCP_INQ
 #define TCP_INQ		36
@@ -229,6 +233,9 @@ struct tcp_pp {
 	int wblocked;			/* atomic: waiting for POLLOUT */
 	int relisten;			/* atomic: a listener's connection
 					   ended; listen again once drained */
+	int err_watch;			/* atomic: past the end of file in
+					   TS_WREQ_ORDREL: the socket is
+					   armed for an error alone */
 	bool rx_empty;			/* rlock: the socket was found empty
 					   or drained: poll before the next
 					   read (rx_next) */
@@ -299,12 +306,16 @@ static void set_linger0(int fd)
 }
 
 /* What every connection's socket has: urgent data stays in line (the
- * puller finds the mark, see rx_mark), and each read says how many
- * bytes are left (TCP_INQ). */
+ * puller finds the mark, see rx_mark), each read says how many bytes are
+ * left (TCP_INQ), and SO_REUSEADDR, so that once it is closed (in
+ * TIME_WAIT) or while it lives on a port it shares, the endpoint that
+ * had it, or its listener, can bind that port again (rebind: Linux lets
+ * a bind share a port only if every socket on it allows it). */
 static void sock_setup(int fd)
 {
 	int one = 1;
 
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	(void)setsockopt(fd, SOL_SOCKET, SO_OOBINLINE, &one, sizeof(one));
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_INQ, &one, sizeof(one));
 }
@@ -355,17 +366,20 @@ static void send_ordrel(struct inet_ep *ep)
 static int rebind(struct inet_ep *ep)
 {
 	struct tcp_pp *pp = PP(ep);
-	int fd = sock(ep), one = 1, old = 0, err = 0;
-	socklen_t ol = sizeof(old);
+	int fd = sock(ep), one = 1, err = 0;
 
 	if (ep->laddrlen == 0)
 		return 0;
-	(void)getsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &old, &ol);
+	/* (kept: the connection this socket will carry, see sock_setup) */
 	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&ep->laddr, ep->laddrlen) != 0 &&
 	    errno != EINVAL) {
-		/* the port is taken (we shared a listener's): same address,
-		 * a new port */
+		err = errno;
+		if (ep->qlen > 0)
+			return err;	/* a listener stays on its port */
+		/* the port is taken (we shared a listener's, and it listens
+		 * again): same address, a new port */
+		err = 0;
 		struct sockaddr_storage a = ep->laddr;
 		socklen_t al = sizeof(a);
 
@@ -384,12 +398,122 @@ static int rebind(struct inet_ep *ep)
 			err = errno;
 		}
 	}
-	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &old, sizeof(old));
 	return err;
 }
 
+static bool is_oob(const mblk_t *mp);
+static unsigned nmsgs(const mblk_t *mp);
+static void close_drain(struct inet_ep *ep);
+
+/* Send the bytes of message mp on blocking socket fd (an expedited one
+ * with MSG_OOB): false if the socket failed or timed out. */
+static bool send_whole(int fd, mblk_t *mp)
+{
+	int flags = MSG_NOSIGNAL | (is_oob(mp) ? MSG_OOB : 0);
+
+	for (mblk_t *b = is_oob(mp) ? mp->b_cont : mp; b != NULL;
+	     b = b->b_cont)
+		while (b->b_wptr > b->b_rptr) {
+			ssize_t r = send(fd, b->b_rptr,
+					 (size_t)(b->b_wptr - b->b_rptr),
+					 flags);
+
+			if (r > 0)
+				b->b_rptr += r;
+			else if (r < 0 && errno != EINTR)
+				return false;
+		}
+	return true;
+}
+
+/* Make fd blocking, each send giving up after TCP_CLOSE_WAIT s. */
+static void blocking_sends(int fd)
+{
+	struct timeval tv = { TCP_CLOSE_WAIT, 0 };
+	int fl = fcntl(fd, F_GETFL);
+
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (fl >= 0)
+		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+}
+
+/*
+ * A released connection's last data when its endpoint takes a new
+ * socket before the kernel took it all (T_CONN_REQ or T_CONN_RES right
+ * after T_ORDREL_REQ): a thread of its own sends it on (a duplicate of)
+ * the old socket, then the FIN, and closes it -- what the kernel does
+ * for a closed socket.  (Counted as sent when handed over.)
+ */
+struct tcp_drain {
+	int fd;
+	bool fin;
+	mblk_t *first;			/* b_next list, in order */
+};
+
+static void *drain_main(void *arg)
+{
+	struct tcp_drain *d = arg;
+	bool ok = true;
+	mblk_t *mp;
+
+	blocking_sends(d->fd);
+	while ((mp = d->first) != NULL) {
+		d->first = mp->b_next;
+		mp->b_next = NULL;
+		if (ok)
+			ok = send_whole(d->fd, mp);
+		freemsg(mp);
+	}
+	if (ok && d->fin)
+		(void)shutdown(d->fd, SHUT_WR);
+	close(d->fd);
+	free(d);
+	return NULL;
+}
+
+/* Hand what ep's old connection still has to send to a drainer (wlock
+ * and ep->lock held, before the socket is replaced).  Without memory or
+ * a thread it is sent here, as a closing endpoint's is (close_drain). */
+static void drain_off(struct inet_ep *ep)
+{
+	struct tcp_pp *pp = PP(ep);
+	struct tcp_drain *d;
+	mblk_t *mp, **tail;
+	pthread_attr_t at;
+	pthread_t t;
+	bool started = false;
+
+	if (__atomic_load_n(&ep->wq->q_first, __ATOMIC_RELAXED) == NULL &&
+	    !LOAD(pp->fin_pending))
+		return;
+	if ((d = calloc(1, sizeof(*d))) != NULL &&
+	    (d->fd = fcntl(sock(ep), F_DUPFD_CLOEXEC, 0)) >= 0) {
+		d->fin = LOAD(pp->fin_pending) != 0;
+		tail = &d->first;
+		while ((mp = getq(ep->wq)) != NULL) {
+			INET_COUNT(ep, tx_sent, nmsgs(mp));
+			*tail = mp;
+			tail = &mp->b_next;
+		}
+		if (pthread_attr_init(&at) == 0) {
+			(void)pthread_attr_setdetachstate(
+				&at, PTHREAD_CREATE_DETACHED);
+			started = pthread_create(&t, &at, drain_main, d) == 0;
+			pthread_attr_destroy(&at);
+		}
+		if (!started)
+			drain_main(d);	/* (frees d) */
+	} else {
+		if (d != NULL)
+			free(d);
+		close_drain(ep);
+	}
+	STORE(pp->fin_pending, 0);
+}
+
 /* Give ep a fresh socket bound as before: ep->lock held, no puller on the
- * socket (rx_ok 0 or rlock held).  Takes wlock. */
+ * socket (rx_ok 0 or rlock held).  Takes wlock.  Without reset, what a
+ * released connection still had to send goes on (drain_off). */
 static int renew(struct inet_ep *ep, bool reset)
 {
 	struct tcp_pp *pp = PP(ep);
@@ -398,6 +522,8 @@ static int renew(struct inet_ep *ep, bool reset)
 	strlock(&pp->wlock);
 	if (reset)
 		set_linger0(sock(ep));
+	else if (pp->stale)
+		drain_off(ep);
 	flushq(ep->wq, FLUSHALL);
 	STORE(pp->fin_pending, 0);
 	STORE(pp->wblocked, 0);
@@ -414,6 +540,7 @@ static int renew(struct inet_ep *ep, bool reset)
 	STORE(pp->wcon, 0);
 	STORE(pp->relisten, 0);
 	STORE(pp->rx_quiet, 0);
+	STORE(pp->err_watch, 0);
 	return rebind(ep);
 }
 
@@ -866,8 +993,11 @@ static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 		return;
 	}
 	inet_lock(ep);
-	if (ep->state == TS_IDLE) {
-		/* raced with a disconnect: TPI says drop it */
+	if (ep->state == TS_IDLE || ep->state == TS_WRES_CIND) {
+		/* raced with a disconnect: TPI says drop it (a listener
+		 * that accepted onto itself may be listening again, with
+		 * the next call indicated, before the user has read the
+		 * T_DISCON_IND) */
 		inet_unlock(ep);
 		freemsg(mp);
 		return;
@@ -964,6 +1094,7 @@ static void tcp_ordrel_req(struct inet_ep *ep, mblk_t *mp)
 	inet_lock(ep);
 	switch (ep->state) {
 	case TS_IDLE:
+	case TS_WRES_CIND:
 		break;		/* raced with a disconnect, as for data */
 	case TS_DATA_XFER:
 		ep->state = TS_WIND_ORDREL;
@@ -971,6 +1102,8 @@ static void tcp_ordrel_req(struct inet_ep *ep, mblk_t *mp)
 		break;
 	case TS_WREQ_ORDREL:
 		ep->state = TS_IDLE;
+		STORE(pp->err_watch, 0);	/* our FIN goes: done */
+		ep->raddrlen = 0;	/* no peer any more (T_ADDR_ACK) */
 		pp->stale = true;
 		STORE(pp->fin_pending, 1);
 		relisten(ep);
@@ -1205,8 +1338,13 @@ static void rx_eof(struct inet_ep *ep)
 	if (ep->state == TS_DATA_XFER) {
 		ep->state = TS_WREQ_ORDREL;
 		send_ordrel(ep);
+		/* the socket stays readable (its end of file): watch it for
+		 * a reset alone (tcp_run) */
+		STORE(pp->err_watch, 1);
+		(void)str_kev_rearm(&ep->ke, POLLERR);
 	} else if (ep->state == TS_WIND_ORDREL) {
 		ep->state = TS_IDLE;
+		ep->raddrlen = 0;
 		pp->stale = true;
 		send_ordrel(ep);
 		relisten(ep);
@@ -1227,6 +1365,7 @@ static void conn_lost(struct inet_ep *ep, int err)
 	if (!lock_or_retry(ep, POLLIN))
 		return;
 	STORE(pp->rx_ok, 0);
+	STORE(pp->err_watch, 0);
 	if (connected_state(ep->state)) {
 		strlock(&pp->wlock);
 		flushq(ep->wq, FLUSHALL);
@@ -1234,6 +1373,7 @@ static void conn_lost(struct inet_ep *ep, int err)
 		strunlock(&pp->wlock);
 		STORE(pp->werr, 0);
 		ep->state = TS_IDLE;
+		ep->raddrlen = 0;
 		pp->stale = true;
 		send_discon(ep, err, -1);
 		relisten(ep);
@@ -1559,8 +1699,11 @@ static void tcp_conn_res(struct inet_ep *ep, mblk_t *mp)
 	fam = p->addr.ss_family;
 	if (acc == ep)
 		STORE(pp->listening, 0);
-	/* the acceptor's old socket may still be finishing a connection */
+	/* the acceptor's old socket may still be finishing a connection:
+	 * what it was sending goes on by itself */
 	strlock(&ap->wlock);
+	if (ap->stale)
+		drain_off(acc);
 	flushq(acc->wq, FLUSHALL);
 	STORE(ap->fin_pending, 0);
 	STORE(ap->wblocked, 0);
@@ -1702,14 +1845,15 @@ static int tcp_open(struct inet_ep *ep)
 	__atomic_store_n(&ep->pp, pp, __ATOMIC_RELEASE);
 	if (ep->pr->fast)
 		noenable(ep->wq);	/* we decide when a batch goes */
+	/* expedited data waits in band 0, in line (tcp_data): band 1
+	 * writers are held back by what band 0 holds */
+	str_bandfc(ep->wq);
 	/* readers may sleep in poll() on the socket: when it is readable
 	 * a KEV_PULL moves data, an end or an error up (see ke_direct) */
 	ep->ke.ke_direct = 1;
 	return 0;
 }
 
-#define TCP_CLOSE_WAIT	2	/* seconds a closing endpoint may wait to hand
-				   what it released to the kernel */
 
 /*
  * Closing after an orderly release (T_ORDREL_REQ sent): what still waits
@@ -1721,29 +1865,14 @@ static int tcp_open(struct inet_ep *ep)
 static void close_drain(struct inet_ep *ep)
 {
 	struct tcp_pp *pp = PP(ep);
-	struct timeval tv = { TCP_CLOSE_WAIT, 0 };
-	int fd = sock(ep), fl = fcntl(fd, F_GETFL);
+	int fd = sock(ep);
 	bool ok = true;
 	mblk_t *mp;
 
-	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (fl >= 0)
-		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	blocking_sends(fd);
 	while ((mp = getq(ep->wq)) != NULL) {
-		int flags = MSG_NOSIGNAL | (is_oob(mp) ? MSG_OOB : 0);
-
-		for (mblk_t *b = is_oob(mp) ? mp->b_cont : mp;
-		     b != NULL && ok; b = b->b_cont)
-			while (ok && b->b_wptr > b->b_rptr) {
-				ssize_t r = send(fd, b->b_rptr,
-						 (size_t)(b->b_wptr - b->b_rptr),
-						 flags);
-
-				if (r > 0)
-					b->b_rptr += r;
-				else if (r < 0 && errno != EINTR)
-					ok = false;
-			}
+		if (ok)
+			ok = send_whole(fd, mp);
 		INET_COUNT(ep, tx_calls, 1);
 		if (ok)
 			INET_COUNT(ep, tx_sent, nmsgs(mp));
@@ -1851,6 +1980,8 @@ static void tcp_unbound(struct inet_ep *ep)
 	STORE(pp->wblocked, 0);
 	strunlock(&pp->wlock);
 	STORE(pp->werr, 0);
+	STORE(pp->relisten, 0);
+	STORE(pp->err_watch, 0);
 	pp->stale = false;
 }
 
@@ -1872,10 +2003,17 @@ static void tcp_wsrv(struct inet_ep *ep)
 			strunlock(&pp->rlock);
 			return;
 		}
-		if (pp->stale && ep->state == TS_IDLE &&
-		    __atomic_load_n(&ep->wq->q_first, __ATOMIC_RELAXED) ==
-			    NULL && !LOAD(pp->fin_pending))
+		if (!pp->stale || ep->state != TS_IDLE) {
+			/* no longer a listener whose connection ended
+			 * (unbound, connected again): nothing to do, and
+			 * after_flush must stop enabling us */
+			STORE(pp->relisten, 0);
+		} else if (__atomic_load_n(&ep->wq->q_first,
+					   __ATOMIC_RELAXED) == NULL &&
+			   !LOAD(pp->fin_pending)) {
+			STORE(pp->relisten, 0);	/* (whatever renew says) */
 			(void)renew(ep, false);
+		}
 		inet_unlock(ep);
 		strunlock(&pp->rlock);
 	}
@@ -1931,6 +2069,16 @@ static void tcp_run(struct inet_ep *ep, unsigned revents)
 		STORE(pp->wblocked, 0);
 		flush(ep);
 	}
+	if ((revents & (POLLERR | POLLHUP)) && LOAD(pp->err_watch) &&
+	    LOAD(pp->werr) == 0) {
+		/* past the end of file (TS_WREQ_ORDREL): a reset now */
+		int e = 0;
+		socklen_t el = sizeof(e);
+
+		if (getsockopt(sock(ep), SOL_SOCKET, SO_ERROR, &e, &el) == 0 &&
+		    e != 0)
+			STORE(pp->werr, e);
+	}
 	if ((revents & (POLLIN | POLLERR | POLLHUP)) &&
 	    (inet_waited_for(ep) || LOAD(pp->listening) || LOAD(pp->werr)))
 		pull(ep, true);
@@ -1941,6 +2089,8 @@ static void tcp_run(struct inet_ep *ep, unsigned revents)
 	if (LOAD(pp->rx_ok) && inet_waited_for(ep) && canput(ep->rq) &&
 	    !inet_rfull(ep, 0))
 		(void)str_kev_rearm(&ep->ke, POLLIN);
+	if (LOAD(pp->err_watch) && LOAD(pp->werr) == 0)
+		(void)str_kev_rearm(&ep->ke, POLLERR);
 }
 
 static void tcp_wflush(struct inet_ep *ep)
