@@ -562,6 +562,48 @@ static void test_reset_after_fin(void)
 	close(s);
 }
 
+/* T_DISCON_REQ when no descriptor is left for the endpoint's next
+ * socket: the connection is reset all the same. */
+static void test_discon_without_fds(void)
+{
+	struct T_discon_req r = { T_DISCON_REQ, -1 };
+	struct rlimit old, lim;
+	unsigned port;
+	int s = sock_listener(&port), x = tpi_open(), p, nf = 0, ack, n;
+	static int fill[4096];
+	struct pollfd pf;
+	char b[8];
+
+	tpi_bind(x, 0, 0);
+	p = tpi_connected(x, s, port);
+	REQUIRE(getrlimit(RLIMIT_NOFILE, &old) == 0);
+	lim = old;
+	lim.rlim_cur = 512;
+	REQUIRE(setrlimit(RLIMIT_NOFILE, &lim) == 0);
+	while (nf < 4096 && (fill[nf] = dup(0)) >= 0)
+		nf++;
+	CHECK_EQ(errno, EMFILE);
+	REQUIRE(tput(x, &r, sizeof(r), NULL, -1, 0) == 0);
+	ack = get(x, 3000);
+	while (nf > 0)
+		close(fill[--nf]);
+	REQUIRE(setrlimit(RLIMIT_NOFILE, &old) == 0);
+	CHECK_EQ(ack, T_OK_ACK);
+	CHECK_EQ(tpi_state(x), TS_IDLE);
+	pf.fd = p;
+	pf.events = POLLIN;
+	pf.revents = 0;
+	n = poll(&pf, 1, 2000);
+	CHECK_EQ(n, 1);
+	CHECK_ERR(read(p, b, sizeof(b)), ECONNRESET);
+	/* and the endpoint calls out again */
+	close(p);
+	p = tpi_connected(x, s, port);
+	close(p);
+	close(x);
+	close(s);
+}
+
 int main(void)
 {
 	static const char *const devs[] = { "/dev/inet/tcp", "/dev/tcp" };
@@ -578,6 +620,7 @@ int main(void)
 		test_unbind_is_idle();
 		test_expedited_flow();
 		test_reset_after_fin();
+		test_discon_without_fds();
 	}
 	CHECK_EQ(streams_in_use(), 0);
 	T_DONE();

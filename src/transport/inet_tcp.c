@@ -529,6 +529,15 @@ static int renew(struct inet_ep *ep, bool reset)
 	STORE(pp->wblocked, 0);
 	STORE(pp->nq, 0);
 	err = inet_socket_renew(ep, ep->family);
+	if (err != 0 && reset) {
+		/* no new socket (EMFILE...): the connection is aborted all
+		 * the same, in place (a TCP socket disconnected this way
+		 * sends its reset and stays, unconnected, for the next
+		 * renew) */
+		struct sockaddr sa = { .sa_family = AF_UNSPEC };
+
+		(void)connect(sock(ep), &sa, sizeof(sa));
+	}
 	strunlock(&pp->wlock);
 	if (err != 0)
 		return err;
