@@ -562,6 +562,43 @@ static void test_reset_after_fin(void)
 	close(s);
 }
 
+/* A caller that resets its connection before the listener answered its
+ * indication: T_DISCON_IND with that SEQ_number, the listener TS_IDLE;
+ * one that only closes (FIN) can still be accepted. */
+static void test_withdrawn_indication(void)
+{
+	int l = tpi_open(), a = tpi_open(), c, c2;
+	unsigned port = tpi_bind(l, 0, 2);
+	t_scalar_t seq;
+	char b[8];
+
+	c = sock_call(port);
+	REQUIRE(c >= 0);
+	CHECK(expect(l, T_CONN_IND));
+	seq = ((struct T_conn_ind *)cb.b)->SEQ_number;
+	sock_reset(c);
+	CHECK(expect(l, T_DISCON_IND));
+	CHECK_EQ(((struct T_discon_ind *)cb.b)->SEQ_number, seq);
+	CHECK_EQ(((struct T_discon_ind *)cb.b)->DISCON_reason, ECONNRESET);
+	CHECK_EQ(tpi_state(l), TS_IDLE);
+	/* a FIN alone: still there to accept, its data and end with it */
+	c2 = sock_call(port);
+	REQUIRE(c2 >= 0);
+	CHECK(expect(l, T_CONN_IND));
+	seq = ((struct T_conn_ind *)cb.b)->SEQ_number;
+	CHECK_RET((int)write(c2, "hi", 2), 2);
+	shutdown(c2, SHUT_WR);
+	pause_ms(3 * 100 + 50);
+	tpi_conn_res(l, tpi_token(a), seq);
+	CHECK(expect(l, T_OK_ACK));
+	CHECK_EQ(get(a, 3000), T_DATA_IND);
+	CHECK(expect(a, T_ORDREL_IND));
+	(void)b;
+	close(c2);
+	close(a);
+	close(l);
+}
+
 /* T_DISCON_REQ when no descriptor is left for the endpoint's next
  * socket: the connection is reset all the same. */
 static void test_discon_without_fds(void)
@@ -621,6 +658,7 @@ int main(void)
 		test_expedited_flow();
 		test_reset_after_fin();
 		test_discon_without_fds();
+		test_withdrawn_indication();
 	}
 	CHECK_EQ(streams_in_use(), 0);
 	T_DONE();

@@ -32,7 +32,11 @@
  * or another endpoint of the same provider in TS_UNBND or TS_IDLE.
  * T_DISCON_REQ with a SEQ_number refuses: the accepted socket is closed
  * with SO_LINGER {1, 0}, so the caller sees a reset (ECONNRESET, not
- * ECONNREFUSED: the kernel had already completed the handshake).
+ * ECONNREFUSED: the kernel had already completed the handshake).  A
+ * caller that resets its connection before it is answered is withdrawn:
+ * the pending sockets are looked at every TCP_PEND_MS while any wait
+ * (and at each pull of the listener), and T_DISCON_IND with that
+ * SEQ_number goes up (pend_check).
  *
  * Sending.  Data requests (T_DATA_REQ, T_OPTDATA_REQ, plain M_DATA) in
  * TS_DATA_XFER or TS_WREQ_ORDREL go out with send(MSG_DONTWAIT |
@@ -194,6 +198,8 @@
 #define TCP_MORE_TICKS	1		/* fast: longest a T_MORE sequence is
 					   held (ticks of HZ) */
 #define TCP_PULL_MAX	64		/* reads per pass of the puller */
+#define TCP_PEND_MS	100		/* pending indications are looked at
+					   this often for callers gone */
 #define TCP_SMALL	4096		/* a piece up to this is copied */
 #define TCP_COAL_MAX	1024		/* fast: a write up to this is copied
 					   onto the last one queued */
@@ -260,6 +266,8 @@ struct tcp_pp {
 	bool closing;			/* ep->lock: no more timeouts */
 	toid_t tmo;			/* ep->lock: the timeout bounding how
 					   long a T_MORE sequence is held */
+	toid_t ptmo;			/* ep->lock: the next look at pending
+					   indications (pend_check) */
 	struct tcp_pend *pend;		/* ep->lock: pending indications */
 	unsigned npend;			/* ep->lock */
 	t_scalar_t next_seq;		/* ep->lock */
@@ -616,12 +624,73 @@ static bool pend_has(struct inet_ep *ep, t_scalar_t seq)
 }
 
 /* Accept while fewer than qlen are pending: rlock held. */
+/* Indications whose caller has gone (reset the connection before we
+ * accepted it: POLLERR, POLLHUP; a FIN alone is a call that may still be
+ * accepted) are withdrawn: T_DISCON_IND with their SEQ_number, reason
+ * ECONNRESET.  ep->lock held. */
+static void pend_check(struct inet_ep *ep)
+{
+	struct tcp_pp *pp = PP(ep);
+	struct pollfd pf[TCP_MAXQLEN];
+	struct tcp_pend *p, **pq;
+	int n = 0;
+
+	for (p = pp->pend; p != NULL && n < TCP_MAXQLEN; p = p->next) {
+		pf[n].fd = p->fd;
+		pf[n].events = 0;	/* (errors and hangup: always) */
+		pf[n].revents = 0;
+		n++;
+	}
+	if (n == 0 || poll(pf, (nfds_t)n, 0) <= 0)
+		return;
+	n = 0;
+	for (pq = &pp->pend; (p = *pq) != NULL && n < TCP_MAXQLEN;) {
+		if (pf[n++].revents & (POLLERR | POLLHUP)) {
+			*pq = p->next;
+			pp->npend--;
+			send_discon(ep, ECONNRESET, p->seq);
+			pend_close(p);
+		} else {
+			pq = &p->next;
+		}
+	}
+	if (pp->npend == 0 && ep->state == TS_WRES_CIND)
+		ep->state = TS_IDLE;
+}
+
+static void pend_tick(void *arg);
+
+/* While indications wait, look at them every TCP_PEND_MS (ep->lock). */
+static void pend_watch(struct inet_ep *ep)
+{
+	struct tcp_pp *pp = PP(ep);
+
+	if (pp->npend > 0 && pp->ptmo == 0 && !pp->closing)
+		pp->ptmo = timeout(pend_tick, ep,
+				   drv_usectohz(TCP_PEND_MS * 1000));
+}
+
+static void pull(struct inet_ep *ep, bool arm);
+
+static void pend_tick(void *arg)
+{
+	struct inet_ep *ep = arg;
+	struct tcp_pp *pp = PP(ep);
+
+	pull(ep, false);	/* a listener's pull: accept_more */
+	inet_lock(ep);
+	pp->ptmo = 0;		/* (only now: close waits for us by it) */
+	pend_watch(ep);
+	inet_unlock(ep);
+}
+
 static void accept_more(struct inet_ep *ep)
 {
 	struct tcp_pp *pp = PP(ep);
 
 	if (!lock_or_retry(ep, POLLIN))
 		return;
+	pend_check(ep);
 	while (LOAD(pp->listening) && pp->npend < ep->qlen &&
 	       (ep->state == TS_IDLE || ep->state == TS_WRES_CIND)) {
 		struct T_conn_ind ci = { T_CONN_IND, 0, 0, 0, 0, 0 };
@@ -668,6 +737,7 @@ static void accept_more(struct inet_ep *ep)
 		ep->state = TS_WRES_CIND;
 		inet_up(ep, ind);
 	}
+	pend_watch(ep);
 	inet_unlock(ep);
 }
 
@@ -1897,7 +1967,7 @@ static void close_drain(struct inet_ep *ep)
 static void tcp_close(struct inet_ep *ep)
 {
 	struct tcp_pp *pp = PP(ep);
-	toid_t id;
+	toid_t id, pid;
 
 	if (pp == NULL)
 		return;
@@ -1908,9 +1978,12 @@ static void tcp_close(struct inet_ep *ep)
 	inet_lock(ep);
 	pp->closing = true;
 	id = pp->tmo;
+	pid = pp->ptmo;
 	inet_unlock(ep);
 	if (id != 0)
 		(void)untimeout(id);
+	if (pid != 0)
+		(void)untimeout(pid);
 	inet_lock(ep);
 	pend_close_all(ep);
 	STORE(pp->listening, 0);
