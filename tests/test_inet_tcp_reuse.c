@@ -599,6 +599,55 @@ static void test_withdrawn_indication(void)
 	close(l);
 }
 
+/* An acceptor bound to 127.0.0.1 takes a call to an IPv6 listener;
+ * after it ends the acceptor calls an IPv4 address again. */
+static void test_acceptor_family(void)
+{
+	struct {
+		struct T_bind_req r;
+		struct sockaddr_in6 a;
+	} m;
+	struct sockaddr_in6 a6;
+	unsigned port;
+	int l = tpi_open(), a = tpi_open(), c, s, p;
+
+	c = socket(AF_INET6, SOCK_STREAM, 0);
+	memset(&a6, 0, sizeof(a6));
+	a6.sin6_family = AF_INET6;
+	a6.sin6_addr = in6addr_loopback;
+	if (c < 0 || bind(c, (struct sockaddr *)&a6, sizeof(a6)) != 0) {
+		if (c >= 0)
+			close(c);
+		close(a);
+		close(l);
+		return;		/* no ::1 here */
+	}
+	memset(&m, 0, sizeof(m));
+	m.r.PRIM_type = T_BIND_REQ;
+	m.r.ADDR_length = sizeof(m.a);
+	m.r.ADDR_offset = sizeof(m.r);
+	m.r.CONIND_number = 1;
+	m.a.sin6_family = AF_INET6;
+	m.a.sin6_addr = in6addr_loopback;
+	REQUIRE(tput(l, &m, sizeof(m), NULL, -1, 0) == 0);
+	REQUIRE(get(l, 3000) == T_BIND_ACK);
+	memcpy(&a6, cb.b + ((struct T_bind_ack *)cb.b)->ADDR_offset,
+	       sizeof(a6));
+	tpi_bind(a, 0, 0);
+	REQUIRE(connect(c, (struct sockaddr *)&a6, sizeof(a6)) == 0);
+	CHECK(expect(l, T_CONN_IND));
+	tpi_conn_res(l, tpi_token(a), ((struct T_conn_ind *)cb.b)->SEQ_number);
+	CHECK(expect(l, T_OK_ACK));
+	sock_reset(c);
+	CHECK(expect(a, T_DISCON_IND));
+	s = sock_listener(&port);
+	p = tpi_connected(a, s, port);
+	close(p);
+	close(s);
+	close(a);
+	close(l);
+}
+
 /* T_DISCON_REQ when no descriptor is left for the endpoint's next
  * socket: the connection is reset all the same. */
 static void test_discon_without_fds(void)
@@ -659,6 +708,7 @@ int main(void)
 		test_reset_after_fin();
 		test_discon_without_fds();
 		test_withdrawn_indication();
+		test_acceptor_family();
 	}
 	CHECK_EQ(streams_in_use(), 0);
 	T_DONE();

@@ -536,7 +536,10 @@ static int renew(struct inet_ep *ep, bool reset)
 	STORE(pp->fin_pending, 0);
 	STORE(pp->wblocked, 0);
 	STORE(pp->nq, 0);
-	err = inet_socket_renew(ep, ep->family);
+	/* the family of the address it is bound to: an acceptor bound to
+	 * an IPv4 address may have carried an IPv6 call */
+	err = inet_socket_renew(ep, ep->laddrlen > 0 ? ep->laddr.ss_family
+						     : ep->family);
 	if (err != 0 && reset) {
 		/* no new socket (EMFILE...): the connection is aborted all
 		 * the same, in place (a TCP socket disconnected this way
@@ -1649,10 +1652,8 @@ static void tcp_conn_req(struct inet_ep *ep, mblk_t *mp)
 		err = TOUTSTATE;	/* a listener does not call out */
 		goto fail;
 	}
-	err = inet_addr_in(ep, tpi_region(mp, r.DEST_offset, r.DEST_length),
-			   r.DEST_length, true, &ss, &sl);
-	if (err != 0)
-		goto fail;
+	/* a fresh socket first: of the family the endpoint is bound in,
+	 * which the address must have */
 	if (pp->stale && (e = renew(ep, false)) != 0) {
 		err = TSYSERR;
 		inet_unlock(ep);
@@ -1660,6 +1661,10 @@ static void tcp_conn_req(struct inet_ep *ep, mblk_t *mp)
 		inet_error_ack(ep, mp, T_CONN_REQ, err, e);
 		return;
 	}
+	err = inet_addr_in(ep, tpi_region(mp, r.DEST_offset, r.DEST_length),
+			   r.DEST_length, true, &ss, &sl);
+	if (err != 0)
+		goto fail;
 	sock_setup(sock(ep));
 	rc = connect(sock(ep), (struct sockaddr *)&ss, sl);
 	e = rc == 0 ? 0 : errno;
