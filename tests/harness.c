@@ -242,6 +242,20 @@ mblk_t *th_data(size_t len, int v)
 	return mp;
 }
 
+mblk_t *th_msg(int type, const void *p, size_t n)
+{
+	mblk_t *mp = allocb(n, BPRI_MED);
+
+	if (mp == NULL) {
+		fprintf(stderr, "th_msg: no memory\n");
+		exit(1);
+	}
+	mp->b_datap->db_type = (unsigned char)type;
+	memcpy(mp->b_wptr, p, n);
+	mp->b_wptr += n;
+	return mp;
+}
+
 long th_sink_count(struct stdata *sd)
 {
 	queue_t *q = sd->sd_wq;

@@ -42,6 +42,9 @@ void th_close(struct stdata *sd);
 void th_send(struct stdata *sd, mblk_t *mp);
 /* A one-block M_DATA message holding len bytes of value v. */
 mblk_t *th_data(size_t len, int v);
+/* A one-block message of type holding the n bytes at p (exits if there
+ * is no memory). */
+mblk_t *th_msg(int type, const void *p, size_t n);
 
 /* Total messages the tsink driver of sd has consumed. */
 long th_sink_count(struct stdata *sd);

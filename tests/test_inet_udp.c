@@ -399,19 +399,27 @@ static void test_two_senders(void)
 	CHECK_RET(t_close(b), 0);
 }
 
+/* A plain UDP socket bound to the loopback: its fd, address into *sa. */
+static int sock_bound(struct sockaddr_storage *sa)
+{
+	socklen_t l = sizeof(*sa);
+	int s = socket(fam, SOCK_DGRAM, 0);
+
+	REQUIRE(s >= 0);
+	loop_addr(sa, 0);
+	REQUIRE(bind(s, (struct sockaddr *)sa, sa_len()) == 0);
+	REQUIRE(getsockname(s, (struct sockaddr *)sa, &l) == 0);
+	return s;
+}
+
 static void test_interop(void)
 {
 	struct sockaddr_storage xa, sa, src;
-	socklen_t l = sizeof(sa);
 	char buf[256];
 	int x, s, flags;
 
 	x = open_bound(&xa);
-	s = socket(fam, SOCK_DGRAM, 0);
-	REQUIRE(s >= 0);
-	loop_addr(&sa, 0);
-	REQUIRE(bind(s, (struct sockaddr *)&sa, sa_len()) == 0);
-	REQUIRE(getsockname(s, (struct sockaddr *)&sa, &l) == 0);
+	s = sock_bound(&sa);
 	/* socket -> XTI */
 	CHECK_RET((int)sendto(s, "hello", 5, 0, (struct sockaddr *)&xa,
 			      sa_len()), 5);
@@ -616,7 +624,6 @@ static void test_datagram_options(void)
 		struct t_opthdr h;
 		t_uscalar_t v;
 	} q = { { sizeof(q), INET_IP, T_IP_TTL, 0 }, 0 }, r;
-	socklen_t l = sizeof(sa);
 	struct timeval tv = { 5, 0 };
 	static const struct { const char *d; int ttl, tos; } seq[] = {
 		{ "a", 7, 0x20 }, { "b", -1, 0 }, { "c", -1, 0 },
@@ -626,11 +633,7 @@ static void test_datagram_options(void)
 	t_scalar_t fl;
 
 	x = open_bound(&xa);
-	s = socket(fam, SOCK_DGRAM, 0);
-	REQUIRE(s >= 0);
-	loop_addr(&sa, 0);
-	REQUIRE(bind(s, (struct sockaddr *)&sa, sa_len()) == 0);
-	REQUIRE(getsockname(s, (struct sockaddr *)&sa, &l) == 0);
+	s = sock_bound(&sa);
 	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	if (fam == AF_INET6) {
 		REQUIRE(setsockopt(s, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one,

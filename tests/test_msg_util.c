@@ -9,13 +9,7 @@
 
 static mblk_t *mkblk(int type, const char *s)
 {
-	size_t n = strlen(s);
-	mblk_t *mp = allocb(n, BPRI_MED);
-	REQUIRE(mp != NULL);
-	mp->b_datap->db_type = (unsigned char)type;
-	memcpy(mp->b_wptr, s, n);
-	mp->b_wptr += n;
-	return mp;
+	return th_msg(type, s, strlen(s));
 }
 
 /* Concatenate the bytes of all blocks into buf (NUL-terminated). */

@@ -195,16 +195,6 @@ static void test_broken(void)
 }
 
 /* What shr_carries lets a writer put in: the same rules. */
-static mblk_t *mk(int type, const char *s, size_t n)
-{
-	mblk_t *mp = allocb(n, BPRI_MED);
-
-	REQUIRE(mp != NULL);
-	mp->b_datap->db_type = (unsigned char)type;
-	memcpy(mp->b_wptr, s, n);
-	mp->b_wptr += n;
-	return mp;
-}
 
 static void test_carries(void)
 {
@@ -231,10 +221,10 @@ static void test_carries(void)
 	};
 
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		mblk_t *mp = mk(c[i].type, c[i].s, c[i].n);
+		mblk_t *mp = th_msg(c[i].type, c[i].s, c[i].n);
 
 		if (c[i].type2 >= 0)
-			mp->b_cont = mk(c[i].type2, "y", 1);
+			mp->b_cont = th_msg(c[i].type2, "y", 1);
 		if (shr_carries(mp) != c[i].ok)
 			fprintf(stderr, "case %zu\n", i);
 		CHECK_EQ(shr_carries(mp), c[i].ok);

@@ -98,31 +98,41 @@ static void ioc_hold(struct ictx *c)
 	}
 }
 
+/* Turn copy request mp (whose copyreq is *cq) into its M_IOCDATA: the
+ * copyresp over the copyreq, same id, cp_rval err (0: the copy was
+ * done), data (M_COPYIN's, or NULL) after it; then down the stream. */
+static void copy_answer(struct sthead *sh, mblk_t *mp,
+			const struct copyreq *cq, int err, mblk_t *data)
+{
+	struct copyresp *cp = (struct copyresp *)mp->b_rptr;
+
+	mp->b_datap->db_type = M_IOCDATA;
+	memset(cp, 0, sizeof(*cp));
+	cp->cp_cmd = cq->cq_cmd;
+	cp->cp_cr = cq->cq_cr;
+	cp->cp_id = cq->cq_id;
+	cp->cp_flag = cq->cq_flag;
+	cp->cp_private = cq->cq_private;
+	cp->cp_rval = err ? (caddr_t)(long)err : NULL;
+	mp->b_wptr = mp->b_rptr + sizeof(*cp);
+	freemsg(mp->b_cont);
+	mp->b_cont = data;
+	putnext(sh->sh_sd.sd_wq, mp);
+}
+
 /* Answer copy request mp (M_COPYIN/M_COPYOUT) nobody will serve with a
  * failed M_IOCDATA, so the module ends the ioctl; free it if it is too
  * short to be one. */
 static void copy_refuse(struct sthead *sh, mblk_t *mp)
 {
 	struct copyreq cq;
-	struct copyresp *cp = (struct copyresp *)mp->b_rptr;
 
 	if (MBLKL(mp) < sizeof(cq)) {
 		freemsg(mp);
 		return;
 	}
 	memcpy(&cq, mp->b_rptr, sizeof(cq));
-	freemsg(mp->b_cont);
-	mp->b_cont = NULL;
-	mp->b_datap->db_type = M_IOCDATA;
-	memset(cp, 0, sizeof(*cp));
-	cp->cp_cmd = cq.cq_cmd;
-	cp->cp_cr = cq.cq_cr;
-	cp->cp_id = cq.cq_id;
-	cp->cp_flag = cq.cq_flag;
-	cp->cp_private = cq.cq_private;
-	cp->cp_rval = (caddr_t)(long)EINVAL;
-	mp->b_wptr = mp->b_rptr + sizeof(*cp);
-	putnext(sh->sh_sd.sd_wq, mp);
+	copy_answer(sh, mp, &cq, EINVAL, NULL);
 }
 
 /* A reply nobody waits for: a copy request is refused, the rest freed. */
@@ -250,7 +260,6 @@ static mblk_t *new_ioctl(int cmd, size_t count, cred_t *cr)
 static int serve_copy(struct ictx *c, mblk_t *mp)
 {
 	struct copyreq cq;
-	struct copyresp *cp = (struct copyresp *)mp->b_rptr;
 	mblk_t *data = NULL;
 	int err = 0;
 
@@ -289,20 +298,7 @@ static int serve_copy(struct ictx *c, mblk_t *mp)
 			mp->b_cont = NULL;
 		}
 	}
-	/* M_IOCDATA: copyresp over the copyreq, same id */
-	mp->b_datap->db_type = M_IOCDATA;
-	memset(cp, 0, sizeof(*cp));
-	cp->cp_cmd = cq.cq_cmd;
-	cp->cp_cr = cq.cq_cr;
-	cp->cp_id = cq.cq_id;
-	cp->cp_flag = cq.cq_flag;
-	cp->cp_private = cq.cq_private;
-	cp->cp_rval = err ? (void *)(long)err : NULL;
-	mp->b_wptr = mp->b_rptr + sizeof(*cp);
-	if (mp->b_cont != NULL)
-		freemsg(mp->b_cont);
-	mp->b_cont = data;
-	putnext(c->sh->sh_sd.sd_wq, mp);
+	copy_answer(c->sh, mp, &cq, err, data);
 	return err;
 }
 
