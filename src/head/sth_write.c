@@ -68,9 +68,23 @@ struct wctx {
  * on a pipe whose other end is gone, ENXIO after a hangup, EINVAL when
  * linked below a multiplexer).  SIGPIPE as SVR4/POSIX say.
  */
-static int write_state(struct sthead *sh)
+static int write_state_slow(struct sthead *sh, int fl);
+
+/* The error a write gets from the stream's state, or 0: inline for the
+ * usual case of no error at all (a write looks twice). */
+static inline int write_state(struct sthead *sh)
 {
-	int fl = sh_flags(sh), e = 0;
+	int fl = sh_flags(sh);
+
+	if (likely(!(fl & (STPLEX | STWRERR | STRHUP | STRPEERGONE |
+			   STRCLOSED))))
+		return 0;
+	return write_state_slow(sh, fl);
+}
+
+static int write_state_slow(struct sthead *sh, int fl)
+{
+	int e = 0;
 
 	if (fl & STPLEX)
 		return EINVAL;
