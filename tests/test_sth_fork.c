@@ -464,12 +464,12 @@ static int fk_child_use(void)
 	for (int i = 0; i < 20; i++) {
 		n = write(fk_fds[1], b, sizeof(b));
 		if (n != (ssize_t)sizeof(b) && !(n < 0 && errno == EAGAIN))
-			return 1;
+			return 10 + (n < 0 ? errno : 0);
 		if (poll(p, 2, 0) < 0)
 			return 2;
 		n = read(fk_fds[0], b, sizeof(b));
 		if (n < 0 && errno != EAGAIN)
-			return 3;
+			return 100 + errno;
 	}
 	if (close(fk_fds[0]) != 0 || close(fk_fds[1]) != 0)
 		return 4;
@@ -508,8 +508,10 @@ static void test_fork_beside_threads(bool use)
 			}
 			pause_ms(1);
 		}
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 			bad++;
+			fprintf(stderr, "child %d: status %#x\n", i, st);
+		}
 	}
 	fk_stop = 1;
 	pthread_join(t[0], NULL);

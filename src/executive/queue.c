@@ -1054,16 +1054,19 @@ int strqset(queue_t *q, qfields_t what, unsigned char pri, long val)
 	}
 	switch (what) {
 	case QHIWAT:
+		/* (the stream head reads the marks without the lock) */
 		if (qb)
 			qb->qb_hiwat = (unsigned long)val;
 		else
-			q->q_hiwat = (unsigned long)val;
+			__atomic_store_n(&q->q_hiwat, (unsigned long)val,
+					 __ATOMIC_RELAXED);
 		break;
 	case QLOWAT:
 		if (qb)
 			qb->qb_lowat = (unsigned long)val;
 		else
-			q->q_lowat = (unsigned long)val;
+			__atomic_store_n(&q->q_lowat, (unsigned long)val,
+					 __ATOMIC_RELAXED);
 		break;
 	case QMAXPSZ:
 		if (qb)

@@ -664,10 +664,13 @@ static int send_flush(struct sthead *sh, int how, int band, bool useband)
 		if (useband)
 			flushband(sh->sh_sd.sd_rq, (unsigned char)band, FLUSHALL);
 		else
-			flushq(sh->sh_sd.sd_rq, FLUSHDATA);
+			flushq(sh->sh_sd.sd_rq, FLUSHALL);
 		if (!useband || band == 0)
 			__atomic_add_fetch(&sh->sh_rflushgen, 1, __ATOMIC_ACQ_REL);
-		__atomic_and_fetch(&sh->sh_flag, ~STRPRI, __ATOMIC_ACQ_REL);
+		/* a band's flush leaves high priority messages */
+		if (!useband)
+			__atomic_and_fetch(&sh->sh_flag, ~STRPRI,
+					   __ATOMIC_ACQ_REL);
 	}
 	putnext(sh->sh_sd.sd_wq, mp);
 	return 0;

@@ -101,7 +101,9 @@ static void do_flush(struct sthead *sh, queue_t *q, mblk_t *mp)
 			else
 				flushband(q, mp->b_rptr[1], FLUSHALL);
 		} else {
-			rflush(sh, q, FLUSHDATA, false);
+			/* everything (SVR4 flushq FLUSHALL): M_HPDATA and a
+			 * descriptor in flight too */
+			rflush(sh, q, FLUSHALL, false);
 		}
 		/* a flushed high priority message no longer blocks */
 		qlock(q);
@@ -148,9 +150,12 @@ static void do_error(struct sthead *sh, queue_t *q, mblk_t *mp)
 	any = (r != NOERROR && r != 0) || (w != NOERROR && w != 0);
 	pthread_mutex_unlock(&sh->sh_lock);
 	if (any) {
-		/* SVR4: flush the head and everything below */
-		rflush(sh, q, FLUSHALL, false);
-		set_flag(sh, STRPRI, false);
+		/* SVR4: flush the sides in error, here and below (a write
+		 * error alone leaves what waits to be read readable) */
+		if (r != NOERROR && r != 0) {
+			rflush(sh, q, FLUSHALL, false);
+			set_flag(sh, STRPRI, false);
+		}
 		putnextctl1(OTHERQ(q), M_FLUSH,
 			    (r != NOERROR && r && w != NOERROR && w) ? FLUSHRW
 			    : (r != NOERROR && r) ? FLUSHR : FLUSHW);
@@ -173,13 +178,18 @@ static void do_setopts(struct sthead *sh, queue_t *q, mblk_t *mp)
 	if (so.so_flags & SO_READOPT) {
 		int mode = so.so_readopt & RMODEMASK;
 		int prot = so.so_readopt & RPROTMASK;
+		int ro = sh->sh_rdopt;
+
 		if (mode != RFILL)
-			sh->sh_rdopt = (sh->sh_rdopt & ~RMODEMASK) | mode;
+			ro = (ro & ~RMODEMASK) | mode;
 		if (prot == RPROTNORM || prot == RPROTDAT || prot == RPROTDIS)
-			sh->sh_rdopt = (sh->sh_rdopt & ~RPROTMASK) | prot;
+			ro = (ro & ~RPROTMASK) | prot;
+		/* (readers and writers look without sh_lock) */
+		__atomic_store_n(&sh->sh_rdopt, ro, __ATOMIC_RELAXED);
 	}
 	if (so.so_flags & SO_WROFF)
-		sh->sh_wroff = so.so_wroff;
+		__atomic_store_n(&sh->sh_wroff, so.so_wroff,
+				 __ATOMIC_RELAXED);
 	if (so.so_flags & SO_ERROPT)
 		sh->sh_erropt = so.so_erropt & (RERRMASK | WERRMASK);
 	pthread_mutex_unlock(&sh->sh_lock);
@@ -582,7 +592,7 @@ static void rconsumed(struct sthead *sh, unsigned long b0, unsigned long bl0,
 		msgsz(rem, &b1, &bl1);
 	sh->sh_rdebt += b0 - b1;
 	sh->sh_rdebt_blocks += bl0 - bl1;
-	lim = rq->q_hiwat / 4;
+	lim = __atomic_load_n(&rq->q_hiwat, __ATOMIC_RELAXED) / 4;
 	if (sh->sh_rcache == NULL || sh->sh_rdebt >= lim ||
 	    sh->sh_rdebt_blocks >= lim) {
 		rcredit(sh);
@@ -593,7 +603,10 @@ static void rconsumed(struct sthead *sh, unsigned long b0, unsigned long bl0,
 		      sh->sh_rdebt;
 		blk = __atomic_load_n(&rq->q_mblkcnt, __ATOMIC_RELAXED) -
 		      sh->sh_rdebt_blocks;
-		if (blk == 0 || (cnt < rq->q_lowat && blk < rq->q_lowat))
+		unsigned long lo = __atomic_load_n(&rq->q_lowat,
+						   __ATOMIC_RELAXED);
+
+		if (blk == 0 || (cnt < lo && blk < lo))
 			rcredit(sh);
 	}
 }
@@ -692,8 +705,11 @@ static void rputback(struct sthead *sh, mblk_t *mp, bool cached,
 		rconsumed(sh, b0, bl0, mp);
 		return;
 	}
+	/* (read before putbq: once queued, a flush may free it) */
+	bool band = mp->b_band != 0 && mp->b_datap->db_type < QPCTL;
+
 	putbq(sh->sh_sd.sd_rq, mp);
-	if (mp->b_band != 0 && mp->b_datap->db_type < QPCTL)
+	if (band)
 		set_flag(sh, STRBANDQ, true);
 }
 
@@ -704,6 +720,7 @@ struct rctx {
 	struct sthead *sh;
 	struct strthread *t;
 	bool held;		/* f held across a sleep */
+	size_t want;		/* read(): bytes still wanted (M_READ) */
 };
 
 /* Pending read error, consumed if non-persistent; 0 if none. */
@@ -794,8 +811,19 @@ static void wait_begin(struct rctx *c, bool mread)
 		__atomic_add_fetch(&c->f->f_refs, 1, __ATOMIC_ACQ_REL);
 		c->held = true;
 	}
-	if (mread && (sh_flags(sh) & STRMREAD))
-		putnextctl(sh->sh_sd.sd_wq, M_READ);
+	if (mread && (sh_flags(sh) & STRMREAD)) {
+		/* M_READ carries the count the read asks for (a long) */
+		mblk_t *mp = allocb(sizeof(long), BPRI_HI);
+
+		if (mp != NULL) {
+			long n = c->want > LONG_MAX ? LONG_MAX : (long)c->want;
+
+			mp->b_datap->db_type = M_READ;
+			memcpy(mp->b_wptr, &n, sizeof(n));
+			mp->b_wptr += sizeof(n);
+			putnext(sh->sh_sd.sd_wq, mp);
+		}
+	}
 }
 
 /* The eventfd that wakes readers asleep in poll() on the driver's
@@ -996,6 +1024,19 @@ static mblk_t *trim_front(mblk_t *mp)
 	return mp;
 }
 
+/* The rest of a message whose front blocks went: it keeps the band and
+ * the MSGMARK/MSGDELIM of the message it was (only a first block carries
+ * them), so it goes back in its place. */
+static mblk_t *rest_of(mblk_t *mp, unsigned char band, unsigned short flag)
+{
+	mp = trim_front(mp);
+	if (mp != NULL) {
+		mp->b_band = band;
+		mp->b_flag |= flag & (MSGMARK | MSGDELIM);
+	}
+	return mp;
+}
+
 /* trusted: uiov is the library's own (read()), not copied in */
 ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 		 bool *handled)
@@ -1056,6 +1097,8 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 			break;
 		bool ne, cached;
 		unsigned long b0 = 0, bl0 = 0;
+		unsigned char band0;
+		unsigned short flag0;
 		mp = rtake(sh, NULL, NULL, &ne, &cached);
 		if (mp != NULL && cached)
 			msgsz(mp, &b0, &bl0);
@@ -1075,11 +1118,14 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 				err = EAGAIN;
 				break;
 			}
+			c.want = want - (size_t)copied;
 			if ((err = read_wait(&c)) != 0)
 				break;
 			continue;
 		}
 		type = mp->b_datap->db_type;
+		band0 = mp->b_band;
+		flag0 = mp->b_flag;
 		if (type == M_SIG) {
 			raise_sig(sh, mp);
 			freemsg(mp);
@@ -1100,6 +1146,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 					freeb(mp);
 					mp = n2;
 				}
+				mp = rest_of(mp, band0, flag0);
 				if (hp)
 					set_flag(sh, STRPRI, false);
 				if (mp == NULL) {
@@ -1136,7 +1183,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 		copied += n;
 		if (fault) {
 			/* what was copied counts; the rest stays unread */
-			mp = trim_front(mp);
+			mp = rest_of(mp, band0, flag0);
 			if (mp != NULL)
 				rputback(sh, mp, cached, b0, bl0);
 			else if (cached)
@@ -1145,7 +1192,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 				err = EFAULT;
 			break;
 		}
-		mp = trim_front(mp);
+		mp = rest_of(mp, band0, flag0);
 		if (mp == NULL) {
 			if (cached)
 				rconsumed(sh, b0, bl0, NULL);

@@ -70,6 +70,14 @@ struct wctx {
  */
 static int write_state_slow(struct sthead *sh, int fl);
 
+/* SIGPIPE to the writing thread, as a kernel pipe sends it (a thread
+ * that blocks it then finds it pending, and EPIPE; the process is not
+ * killed through another thread). */
+static void sigpipe_self(void)
+{
+	pthread_kill(pthread_self(), SIGPIPE);
+}
+
 /* The error a write gets from the stream's state, or 0: inline for the
  * usual case of no error at all (a write looks twice). */
 static inline int write_state(struct sthead *sh)
@@ -100,13 +108,15 @@ static int write_state_slow(struct sthead *sh, int fl)
 		pthread_mutex_unlock(&sh->sh_lock);
 		if (e != 0) {
 			if (sigpipe)
-				kill(getpid(), SIGPIPE);
+				sigpipe_self();
 			return e;
 		}
 	}
 	if (fl & (STRHUP | STRPEERGONE | STRCLOSED)) {
 		if (fl & STRPIPE) {
-			kill(getpid(), SIGPIPE);
+			if (__atomic_load_n(&sh->sh_wropt, __ATOMIC_RELAXED) &
+			    SNDPIPE)
+				sigpipe_self();
 			return EPIPE;
 		}
 		return ENXIO;
@@ -242,14 +252,19 @@ ssize_t sth_write(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 	    !(__atomic_load_n(&sh->sh_wropt, __ATOMIC_RELAXED) & SNDZERO))
 		goto out;		/* a pipe sends nothing */
 	packet_limits(sh, &minpsz, &maxpsz);
+	if (maxpsz == 0)
+		goto out;	/* takes nothing: SVR4 writes 0 bytes */
+	/* the largest packet is the smaller of q_maxpsz and strmsgsz;
+	 * with a minimum a write cannot be split, so must fit one */
+	if (sh->sh_strmsgsz != 0 &&
+	    (maxpsz == INFPSZ || maxpsz > (long)sh->sh_strmsgsz))
+		maxpsz = (long)sh->sh_strmsgsz;
 	if ((long)total < minpsz ||
 	    (maxpsz != INFPSZ && minpsz != 0 && total > (size_t)maxpsz)) {
 		err = ERANGE;
 		goto out;
 	}
-	chunk = maxpsz == INFPSZ || maxpsz <= 0 ? SIZE_MAX : (size_t)maxpsz;
-	if (sh->sh_strmsgsz != 0 && chunk > sh->sh_strmsgsz)
-		chunk = sh->sh_strmsgsz;
+	chunk = maxpsz == INFPSZ || maxpsz < 0 ? SIZE_MAX : (size_t)maxpsz;
 	wroff = __atomic_load_n(&sh->sh_wroff, __ATOMIC_RELAXED);
 	do {
 		size_t n = total - done < chunk ? total - done : chunk;
