@@ -465,6 +465,24 @@ static int fattach_bad(void)
 	return 0;
 }
 
+/* open() of a path the caller cannot read: EFAULT, as libc's (every
+ * open passes the stream head's name lookup first); a path that ends
+ * right before an unreadable page is read whole. */
+static int open_bad_path(void)
+{
+	char *p = edge - 8;
+
+	CHECK_ERR(open(bad, O_RDONLY), EFAULT);
+	CHECK_ERR(openat(AT_FDCWD, bad, O_RDONLY), EFAULT);
+	memcpy(p, "/nonexi", 7);
+	p[7] = 'x';	/* no end before the unreadable page */
+	CHECK_ERR(open(p, O_RDONLY), EFAULT);
+	memcpy(p, "/dev/nu", 7);
+	p[7] = '\0';
+	CHECK_ERR(open(p, O_RDONLY), ENOENT);
+	return 0;
+}
+
 static void test_pointers(void)
 {
 	bad = bad_address();
@@ -488,6 +506,7 @@ static void test_pointers(void)
 	CHECK_ISOLATED(rd_straddle_loop);
 	CHECK_ISOLATED(rd_straddle_rep);
 	CHECK_ISOLATED(gm_ctl_struct);
+	CHECK_ISOLATED(open_bad_path);
 	CHECK_ISOLATED(gm_dat_struct);
 	CHECK_ISOLATED(gm_dat_buf);
 	CHECK_ISOLATED(gm_dat_null_buf);
