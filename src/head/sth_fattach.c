@@ -706,18 +706,22 @@ void sth_fattach_unpublish(const char *path)
 	pthread_mutex_lock(&fa_lock);
 	for (pp = &fa_names; (n = *pp) != NULL; pp = &n->next) {
 		if (strcmp(n->path, path) == 0) {
+			/* n is the listener's to free once on fa_dead (it
+			 * may, while we wait below): what we need, first */
+			struct sthead *sh = n->sh;
+
 			*pp = n->next;
 			unlink(n->sock);
 			fa_count_add(-1);
+			n->sh = NULL;
 			n->next = fa_dead;
 			fa_dead = n;
 			wake_listener();
 			/* an opener being answered is the last one: then
 			 * the stream is no longer ours (fdetach is synchronous) */
-			while (fa_serving == n->sh)
+			while (fa_serving == sh)
 				pthread_cond_wait(&fa_servedcv, &fa_lock);
-			sth_rele(n->sh);
-			n->sh = NULL;
+			sth_rele(sh);
 			break;
 		}
 	}
