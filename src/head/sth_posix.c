@@ -178,40 +178,16 @@ static inline bool maybe_stream(int fd)
 
 /* ---- open ---- */
 
-/* The caller's path into buf (PATH_MAX) as the kernel would read it:
- * false if it faults or has no end within PATH_MAX (the real call then
- * answers EFAULT or ENAMETOOLONG itself).  Never across a page in one
- * piece: a piece that faults is the end. */
-static bool path_in(char *buf, const char *path)
-{
-	size_t off = 0;
-
-	sth_ucopy_init();
-	while (off < PATH_MAX) {
-		/* (short pieces: a path is usually short, and open() of
-		 * any file passes here) */
-		size_t n = 4096 - ((uintptr_t)(path + off) & 4095);
-
-		if (n > 128)
-			n = 128;
-		if (n > PATH_MAX - off)
-			n = PATH_MAX - off;
-		if (sth_ucopy(buf + off, path + off, n) != 0)
-			return false;
-		if (memchr(buf + off, '\0', n) != NULL)
-			return true;
-		off += n;
-	}
-	return false;
-}
-
 static int open_common(int dirfd, const char *path, int flags, mode_t mode,
 		       bool at)
 {
 	char buf[PATH_MAX];
 
-	/* (the path is the caller's: read it without trusting it) */
-	if (path != NULL && path_in(buf, path) && buf[0] == '/') {
+	/* (the path is the caller's: read it without trusting it; one
+	 * that faults or has no end the real call answers) */
+	sth_ucopy_init();
+	if (path != NULL && sth_ustrcpy(buf, path, sizeof(buf)) == 0 &&
+	    buf[0] == '/') {
 		int r = sth_open_path(buf, flags, mode);
 		if (r != -2)
 			return r;

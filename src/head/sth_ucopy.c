@@ -291,6 +291,28 @@ int sth_ucopy(void *dst, const void *src, size_t n)
 
 /* A copy of the application's NUL-terminated string of at most max
  * bytes: 0 with *out (free it), EFAULT, or ENAMETOOLONG. */
+int sth_ustrcpy(char *dst, const char *u, size_t max)
+{
+	sigjmp_buf jb;
+	size_t n;
+
+	if (u == NULL)
+		return EFAULT;
+	if (sigsetjmp(jb, 0) != 0)
+		return faulted();
+	ucopy_jmp = &jb;
+	/* byte by byte, never past the end: as the kernel reads a path */
+	for (n = 0; n < max; n++) {
+		char c = ((const volatile char *)u)[n];
+
+		dst[n] = c;
+		if (c == '\0')
+			break;
+	}
+	ucopy_jmp = NULL;
+	return n < max ? 0 : ENAMETOOLONG;
+}
+
 int sth_ustrdup(const char *u, size_t max, char **out)
 {
 	sigjmp_buf jb;

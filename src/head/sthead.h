@@ -426,6 +426,9 @@ static inline int sth_err(int e)
 /* Application memory (sth_ucopy.c): 0 or EFAULT, never a crash. */
 void sth_ucopy_init(void);
 int sth_ucopy(void *dst, const void *src, size_t n);
+/* The application's NUL-terminated string into dst (max bytes, the NUL
+ * included): 0, EFAULT, or ENAMETOOLONG. */
+int sth_ustrcpy(char *dst, const char *u, size_t max);
 int sth_ustrdup(const char *u, size_t max, char **out);
 /* A local copy of an application's iovec array (at most IOV_MAX): 0 or
  * errno; *out is loc or allocated (free it if != loc). */
