@@ -73,6 +73,25 @@ static int req_add(struct req *q, const struct netbuf *nb, t_scalar_t *off,
 	return 0;
 }
 
+/* Is a T_DISCON_IND waiting for the application: at the head, held,
+ * or in the hands of another thread's read that will hold it (it holds
+ * it just after it stops being a reader: looked at again a few times
+ * over a few milliseconds)? */
+static bool disconnect_crossed(struct xti_ep *ep)
+{
+	int err = t_errno;
+	bool seen = false;
+
+	for (int i = 0; i < 10 && !seen; i++) {
+		if (i > 0)
+			usleep(1000);
+		seen = xti_look_for(ep, T_DISCONNECT) == T_DISCONNECT ||
+		       __atomic_load_n(&ep->ep_rd_active, __ATOMIC_SEQ_CST) > 0;
+	}
+	t_errno = err;
+	return seen;
+}
+
 /* Send an acknowledged request (control part ctl, the application's
  * data ud as the data part) and wait for the ack of prim: 0, or -1 with
  * t_errno.  Flow control on a non-blocking endpoint is TSYSERR EAGAIN
@@ -83,8 +102,19 @@ static int put_acked(struct xti_ep *ep, int fd, const void *ctl, int clen,
 	int r = xti_putmsg(fd, ctl, clen, ud->buf,
 			   ud->len > 0 ? (int)ud->len : -1, 0);
 
-	if (r == 0)
-		return xti_ack_wait(ep, prim);
+	if (r == 0) {
+		r = xti_ack_wait(ep, prim);
+		/* The library found the call valid in its state, and the
+		 * provider did not: a disconnect may have crossed the
+		 * request (the provider idle already, or the indication
+		 * withdrawn).  Then the call's answer is TLOOK, the state
+		 * the library's until t_rcvdis. */
+		if (r != 0 && (prim == T_DISCON_REQ || prim == T_CONN_RES) &&
+		    (t_errno == TOUTSTATE || t_errno == TBADSEQ) &&
+		    disconnect_crossed(ep))
+			return xti_err(TLOOK);
+		return r;
+	}
 	if (t_errno == TFLOW)
 		xti_syserr(EAGAIN);
 	return r;

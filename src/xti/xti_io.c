@@ -327,6 +327,41 @@ static bool rd_is_ack(const struct xti_rd *r)
 	       (r->prim == T_OK_ACK || r->prim == T_ERROR_ACK);
 }
 
+/* Control bytes c (clen) of a high priority message: an ack? */
+static bool ack_bytes(const char *c, int clen)
+{
+	t_scalar_t prim;
+
+	if (clen < (int)sizeof(prim))
+		return false;
+	memcpy(&prim, c, sizeof(prim));
+	return prim == T_OK_ACK || prim == T_ERROR_ACK;
+}
+
+/* Give ack c (clen bytes) to the request that waits for it (ep_lock
+ * held). */
+static void ack_give_locked(struct xti_ep *ep, const char *c, int clen)
+{
+	if (ep->ep_req_busy && !ep->ep_ack_have) {
+		int n = clen < (int)sizeof(ep->ep_ack) ?
+			clen : (int)sizeof(ep->ep_ack);
+		memcpy(ep->ep_ack, c, (size_t)n);
+		ep->ep_acklen = n;
+		ep->ep_ack_have = true;
+	}
+	if (ep->ep_req_busy)
+		pthread_cond_broadcast(&ep->ep_cv);
+}
+
+/* An ack a reader met reading the rest of a message (a high priority
+ * message goes ahead of it): to its waiter, the reader still inside. */
+static void ack_pass(struct xti_ep *ep, const char *c, int clen)
+{
+	pthread_mutex_lock(&ep->ep_lock);
+	ack_give_locked(ep, c, clen);
+	pthread_mutex_unlock(&ep->ep_lock);
+}
+
 /* Leave; an ack r holds goes to its waiter.  True if r was an ack. */
 static bool rd_leave(struct xti_ep *ep, struct xti_rd *r)
 {
@@ -340,16 +375,8 @@ static bool rd_leave(struct xti_ep *ep, struct xti_rd *r)
 		return false;
 	}
 	pthread_mutex_lock(&ep->ep_lock);
-	if (ep->ep_req_busy && !ep->ep_ack_have) {
-		int n = r->clen < (int)sizeof(ep->ep_ack) ?
-			r->clen : (int)sizeof(ep->ep_ack);
-		memcpy(ep->ep_ack, r->cbuf, (size_t)n);
-		ep->ep_acklen = n;
-		ep->ep_ack_have = true;
-	}
+	ack_give_locked(ep, r->cbuf, r->clen);
 	__atomic_sub_fetch(&ep->ep_rd_active, 1, __ATOMIC_SEQ_CST);
-	if (ep->ep_req_busy)
-		pthread_cond_broadcast(&ep->ep_cv);
 	pthread_mutex_unlock(&ep->ep_lock);
 	return true;
 }
@@ -436,9 +463,20 @@ static int rd_get(struct xti_ep *ep, struct xti_rd *r)
 	}
 	for (;;) {
 		bool want_ctl = (rv & MORECTL) != 0;
+		int prev = rv;
+
 		rv = rd_once(ep->ep_fd, r, &band, &flags, &cl, &dl);
 		if (rv < 0)
 			return first ? errno : EPROTO;
+		if (!first && !want_ctl && cl >= 0 && dl < 0 &&
+		    flags == MSG_HIPRI && !(rv & (MORECTL | MOREDATA)) &&
+		    ack_bytes(r->cbuf + (r->clen < 0 ? 0 : r->clen), cl)) {
+			/* another thread's ack, ahead of our rest */
+			ack_pass(ep, r->cbuf + (r->clen < 0 ? 0 : r->clen),
+				 cl);
+			rv = prev;
+			continue;
+		}
 		if (first) {
 			r->band = band;
 			r->hipri = flags == MSG_HIPRI;
@@ -547,6 +585,14 @@ int xti_read_rest(struct xti_ep *ep, struct xti_rd *r)
 		if (rv < 0) {
 			err = errno;
 			break;
+		}
+		if (cl >= 0 && dl < 0 && flags == MSG_HIPRI &&
+		    !(rv & (MORECTL | MOREDATA)) &&
+		    ack_bytes(r->cbuf + (r->clen < 0 ? 0 : r->clen), cl)) {
+			/* another thread's ack, ahead of our rest */
+			ack_pass(ep, r->cbuf + (r->clen < 0 ? 0 : r->clen),
+				 cl);
+			continue;
 		}
 		if (dl >= 0)
 			r->dlen = (r->dlen < 0 ? 0 : r->dlen) + dl;

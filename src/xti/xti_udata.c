@@ -9,7 +9,9 @@
  * set, the address and options only with the first piece (ep_ucont: the
  * next message without a control part is the rest).  Address or options
  * longer than the caller's buffers: TBUFOVFLW and the datagram is
- * dropped.  A T_UDERROR_IND met by t_rcvudata() is held (TLOOK) for
+ * dropped.  A datagram t_rcvuderr() reads when another thread took the
+ * error it saw is held and t_rcvudata() delivers it first.  A
+ * T_UDERROR_IND met by t_rcvudata() is held (TLOOK) for
  * t_rcvuderr(), which never waits (TNOUDERR).
  *
  * t_sndudata and t_rcvudata take no lock when nothing is held and no
@@ -124,6 +126,46 @@ int t_sndvudata(int fd, struct t_unitdata *unitdata, struct t_iovec *uiov,
 	return r;
 }
 
+/* A datagram held (t_rcvuderr read it looking for an error another
+ * thread took): delivered from the held list, in order, before the
+ * stream's.  ep_lock held; m taken off the list by the caller.  0 with
+ * *dlen, or -1 with t_errno (TBUFOVFLW: it is dropped). */
+static int held_udata(struct xti_ep *ep, struct xti_msg *m,
+		      struct t_unitdata *uud, const struct t_unitdata *ud,
+		      char *dbuf, unsigned int dmax, int *dlen, int *flagsp)
+{
+	struct xti_dec_udata u;
+	int n = m->m_dlen - m->m_doff, fl = 0;
+
+	memset(&u, 0, sizeof(u));
+	if (m->m_doff == 0 && m->m_prim == T_UNITDATA_IND &&
+	    (xti_dec_unitdata_ind(m->m_ctl, m->m_clen, &u) != 0 ||
+	     xti_nb_fits(&ud->addr, u.addr.len) != 0 ||
+	     xti_nb_fits(&ud->opt, u.opt.len) != 0)) {
+		xti_msg_free(m);	/* dropped, as one read is */
+		return xti_err(TBUFOVFLW);
+	}
+	if ((unsigned int)n > dmax) {
+		n = (int)dmax;
+		fl = T_MORE;
+	}
+	if ((n > 0 && xti_uout(dbuf, m->m_dat + m->m_doff, (size_t)n) != 0) ||
+	    (m->m_doff == 0 &&
+	     (xti_nb_put(&uud->addr, &ud->addr, u.addr.p, u.addr.len) != 0 ||
+	      xti_nb_put(&uud->opt, &ud->opt, u.opt.p, u.opt.len) != 0)) ||
+	    xti_uout(flagsp, &fl, sizeof(fl)) != 0) {
+		xti_held_front(ep, m);
+		return xti_syserr(EFAULT);
+	}
+	m->m_doff += n;
+	*dlen = n;
+	if (fl & T_MORE)
+		xti_held_front(ep, m);	/* the rest, next */
+	else
+		xti_msg_free(m);
+	return 0;
+}
+
 /* Receive a datagram (or its next piece) with its data into dbuf (dmax
  * bytes); *dlen gets the length.  0, or -1 with t_errno. */
 static int rcvudata(int fd, struct t_unitdata *uud, char *dbuf,
@@ -139,7 +181,8 @@ static int rcvudata(int fd, struct t_unitdata *uud, char *dbuf,
 	ep = xti_begin_rd(fd, NEED_CLTS, EV_RCVUDATA);
 	if (ep == NULL)
 		return -1;
-	/* a held message (a T_UDERROR_IND) means TLOOK */
+	/* a held message: a T_UDERROR_IND means TLOOK, a datagram goes
+	 * first */
 	held = xti_held_any(ep);
 	if (xti_uin(&ud, uud, sizeof(ud)) != 0 ||
 	    xti_uout(flagsp, &fl, sizeof(fl)) != 0) {
@@ -147,14 +190,31 @@ static int rcvudata(int fd, struct t_unitdata *uud, char *dbuf,
 		xti_put_cached(ep);
 		return xti_syserr(EFAULT);
 	}
-	if (held) {
-		xti_rd_quit(ep);
-		xti_put_cached(ep);
-		return xti_err(TLOOK);
-	}
 	if (dbuf == NULL) {
 		dbuf = ud.udata.buf;
 		dmax = ud.udata.maxlen;
+	}
+	if (held) {
+		/* a held datagram first; a held error means TLOOK */
+		struct xti_msg *m;
+
+		pthread_mutex_lock(&ep->ep_lock);
+		m = ep->ep_held;
+		if (m != NULL && (m->m_prim == T_UNITDATA_IND ||
+				  m->m_prim == -1)) {
+			m = xti_held_pop(ep);
+			rv = held_udata(ep, m, uud, &ud, dbuf, dmax, dlen,
+					flagsp);
+		} else {
+			rv = m != NULL ? xti_err(TLOOK) : 1;
+		}
+		pthread_mutex_unlock(&ep->ep_lock);
+		if (rv != 1) {
+			xti_rd_quit(ep);
+			xti_put_cached(ep);
+			return rv;
+		}
+		rv = -1;	/* (taken meanwhile: read as usual) */
 	}
 	if (dmax > INT_MAX)
 		dmax = INT_MAX;
@@ -278,7 +338,13 @@ int t_rcvuderr(int fd, struct t_uderr *uderr)
 			goto out;
 		if (m->m_prim != T_UDERROR_IND) {
 			/* another thread took it meanwhile: what we read is
-			 * a datagram, lost as datagrams may be */
+			 * a datagram, held for t_rcvudata */
+			if (m->m_prim == T_UNITDATA_IND || m->m_prim == -1) {
+				pthread_mutex_lock(&ep->ep_lock);
+				xti_held_push(ep, m);
+				pthread_mutex_unlock(&ep->ep_lock);
+				m = NULL;
+			}
 			xti_err(TNOUDERR);
 			goto out;
 		}

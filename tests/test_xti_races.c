@@ -1,0 +1,237 @@
+/*
+ * test_xti_races -- libxti calls on one endpoint from two threads, at
+ * the instants where one thread's read meets what another thread waits
+ * for (a review found them, helper-27).  This program is linked with
+ * -Wl,--wrap=streams_getpmsg_direct: the wrapper below only delays a
+ * thread's read, to hold the window open, and changes nothing else.
+ *  - t_rcv reading the rest of a message (a T_DISCON_IND with data)
+ *    while another thread's t_snddis waits for its ack: the ack goes to
+ *    its waiter (t_snddis returns), t_rcv says TLOOK;
+ *  - a T_DISCON_REQ crossing the peer's disconnect: TLOOK, not
+ *    TOUTSTATE;
+ *  - t_rcvuderr whose error another thread's t_rcvudata took: the
+ *    datagram it reads instead is kept for t_rcvudata.
+ */
+#include "sth.h"
+
+#include <xti.h>
+
+#include "ferry.h"
+
+int __real_streams_getpmsg_direct(int, struct strbuf *, struct strbuf *,
+				  int *, int *);
+
+static __thread int delay_ms;	/* this thread's reads wait this long */
+static __thread bool after_more; /* (only after a MOREDATA read) */
+
+int __wrap_streams_getpmsg_direct(int fd, struct strbuf *c,
+				  struct strbuf *d, int *band, int *flags);
+int __wrap_streams_getpmsg_direct(int fd, struct strbuf *c,
+				  struct strbuf *d, int *band, int *flags)
+{
+	int rv;
+
+	if (delay_ms > 0 && after_more)
+		pause_ms(delay_ms);
+	rv = __real_streams_getpmsg_direct(fd, c, d, band, flags);
+	after_more = rv > 0 && (rv & MOREDATA);
+	return rv;
+}
+
+static int bind_name(int fd, const char *name, unsigned qlen)
+{
+	struct t_bind req;
+
+	memset(&req, 0, sizeof(req));
+	if (name != NULL) {
+		req.addr.buf = (char *)name;
+		req.addr.len = (unsigned)strlen(name);
+	}
+	req.qlen = qlen;
+	return t_bind(fd, &req, NULL);
+}
+
+/* A connection over dev: *cli the caller, *acc the accepting endpoint. */
+static void conn_pair(const char *dev, const char *name, int *cli, int *acc)
+{
+	struct t_call sc, lc;
+	char ab[128], ob[256], ub[1024];
+	int lis = t_open(dev, O_RDWR, NULL);
+
+	*cli = t_open(dev, O_RDWR, NULL);
+	*acc = t_open(dev, O_RDWR, NULL);
+	REQUIRE(lis >= 0 && *cli >= 0 && *acc >= 0);
+	REQUIRE(bind_name(lis, name, 1) == 0);
+	REQUIRE(bind_name(*cli, NULL, 0) == 0 && bind_name(*acc, NULL, 0) == 0);
+	REQUIRE(set_nonblock(*cli, true) == 0);
+	memset(&sc, 0, sizeof(sc));
+	sc.addr.buf = (char *)name;
+	sc.addr.len = (unsigned)strlen(name);
+	REQUIRE(t_connect(*cli, &sc, NULL) == -1 && t_errno == TNODATA);
+	memset(&lc, 0, sizeof(lc));
+	lc.addr.buf = ab;
+	lc.addr.maxlen = sizeof(ab);
+	lc.opt.buf = ob;
+	lc.opt.maxlen = sizeof(ob);
+	lc.udata.buf = ub;
+	lc.udata.maxlen = sizeof(ub);
+	REQUIRE(t_listen(lis, &lc) == 0);
+	REQUIRE(t_accept(lis, *acc, &lc) == 0);
+	REQUIRE(set_nonblock(*cli, false) == 0);
+	REQUIRE(t_rcvconnect(*cli, NULL) == 0);
+	t_close(lis);
+}
+
+static int acc;
+static int rcv_r, rcv_te, dis_r, dis_te, dis_done;	/* atomic */
+
+static void *reader(void *arg)
+{
+	char buf[10];
+	int fl, r;
+
+	(void)arg;
+	delay_ms = 400;		/* the ack comes while we wait */
+	r = t_rcv(acc, buf, sizeof(buf), &fl);
+	__atomic_store_n(&rcv_te, t_errno, __ATOMIC_RELAXED);
+	__atomic_store_n(&rcv_r, r, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *discon(void *arg)
+{
+	int r;
+
+	(void)arg;
+	r = t_snddis(acc, NULL);
+	__atomic_store_n(&dis_te, t_errno, __ATOMIC_RELAXED);
+	__atomic_store_n(&dis_r, r, __ATOMIC_RELAXED);
+	__atomic_store_n(&dis_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_ack_behind_rest(void)
+{
+	static char big[1000];
+	struct t_call dc;
+	pthread_t a, b;
+	int cli;
+
+	conn_pair("/dev/ticots", "xtirace", &cli, &acc);
+	memset(&dc, 0, sizeof(dc));
+	dc.udata.buf = big;
+	dc.udata.len = sizeof(big);
+	CHECK_RET(t_snddis(cli, &dc), 0);
+	pause_ms(100);
+	CHECK_RET(t_look(acc), T_DISCONNECT);
+	REQUIRE(pthread_create(&a, NULL, reader, NULL) == 0);
+	pause_ms(150);		/* the reader waits before its second read */
+	REQUIRE(pthread_create(&b, NULL, discon, NULL) == 0);
+	pthread_join(a, NULL);
+	CHECK_EQ(__atomic_load_n(&rcv_r, __ATOMIC_ACQUIRE), -1);
+	CHECK_EQ(__atomic_load_n(&rcv_te, __ATOMIC_RELAXED), TLOOK);
+	for (int i = 0; i < 300 && !__atomic_load_n(&dis_done,
+						    __ATOMIC_ACQUIRE); i++)
+		pause_ms(10);
+	CHECK_EQ(__atomic_load_n(&dis_done, __ATOMIC_ACQUIRE), 1);
+	if (__atomic_load_n(&dis_done, __ATOMIC_ACQUIRE)) {
+		pthread_join(b, NULL);
+		/* crossed the peer's disconnect: TLOOK, not TOUTSTATE */
+		if (dis_r != 0)
+			CHECK_EQ(dis_te, TLOOK);
+		CHECK_RET(t_look(acc), T_DISCONNECT);
+		CHECK_RET(t_rcvdis(acc, NULL), 0);
+		CHECK_RET(t_getstate(acc), T_IDLE);
+	}
+	t_close(acc);
+	t_close(cli);
+}
+
+static int u, er, ete;		/* atomic */
+
+static void *uderr_reader(void *arg)
+{
+	struct t_uderr e;
+	char ab[64];
+	int r;
+
+	(void)arg;
+	memset(&e, 0, sizeof(e));
+	e.addr.buf = ab;
+	e.addr.maxlen = sizeof(ab);
+	delay_ms = 300;		/* between its look and its read */
+	after_more = true;
+	r = t_rcvuderr(u, &e);
+	__atomic_store_n(&ete, t_errno, __ATOMIC_RELAXED);
+	__atomic_store_n(&er, r, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_uderr_keeps_datagram(void)
+{
+	struct t_unitdata ud, rd;
+	char b[64], ab[64];
+	pthread_t t;
+	int s, fl;
+
+	u = t_open("/dev/ticlts", O_RDWR, NULL);
+	s = t_open("/dev/ticlts", O_RDWR, NULL);
+	REQUIRE(u >= 0 && s >= 0);
+	REQUIRE(bind_name(u, "xtiudrop", 0) == 0 && bind_name(s, NULL, 0) == 0);
+	memset(&ud, 0, sizeof(ud));
+	ud.addr.buf = "nobody";
+	ud.addr.len = 6;
+	ud.udata.buf = "x";
+	ud.udata.len = 1;
+	CHECK_RET(t_sndudata(u, &ud), 0);
+	pause_ms(50);
+	CHECK_RET(t_look(u), T_UDERR);
+	ud.addr.buf = "xtiudrop";
+	ud.addr.len = 8;
+	ud.udata.buf = "PRECIOUS";
+	ud.udata.len = 8;
+	CHECK_RET(t_sndudata(s, &ud), 0);
+	pause_ms(50);
+	REQUIRE(pthread_create(&t, NULL, uderr_reader, NULL) == 0);
+	pause_ms(100);		/* it has looked, not read */
+	memset(&rd, 0, sizeof(rd));
+	rd.addr.buf = ab;
+	rd.addr.maxlen = sizeof(ab);
+	rd.udata.buf = b;
+	rd.udata.maxlen = sizeof(b);
+	/* this thread takes the error (held: TLOOK) */
+	CHECK_TERR(t_rcvudata(u, &rd, &fl), TLOOK);
+	pthread_join(t, NULL);
+	/* the other read the datagram: TNOUDERR, the datagram kept */
+	CHECK_EQ(__atomic_load_n(&er, __ATOMIC_ACQUIRE), -1);
+	CHECK_EQ(__atomic_load_n(&ete, __ATOMIC_RELAXED), TNOUDERR);
+	CHECK_RET(t_rcvuderr(u, NULL), 0);
+	CHECK_RET(t_look(u), T_DATA);
+	REQUIRE(set_nonblock(u, true) == 0);
+	memset(&rd, 0, sizeof(rd));
+	rd.addr.buf = ab;
+	rd.addr.maxlen = sizeof(ab);
+	rd.udata.buf = b;
+	rd.udata.maxlen = 3;	/* in pieces: T_MORE */
+	CHECK_RET(t_rcvudata(u, &rd, &fl), 0);
+	CHECK_EQ(rd.udata.len, 3);
+	CHECK_EQ(fl, T_MORE);
+	CHECK(rd.addr.len > 0);	/* the sender, with the first piece */
+	rd.udata.buf = b + 3;
+	rd.udata.maxlen = sizeof(b) - 3;
+	CHECK_RET(t_rcvudata(u, &rd, &fl), 0);
+	CHECK_EQ(rd.udata.len, 5);
+	CHECK_EQ(fl, 0);
+	CHECK_MEM(b, "PRECIOUS", 8);
+	CHECK_TERR(t_rcvudata(u, &rd, &fl), TNODATA);
+	t_close(u);
+	t_close(s);
+}
+
+int main(void)
+{
+	test_ack_behind_rest();
+	test_uderr_keeps_datagram();
+	CHECK_EQ(streams_in_use(), 0);
+	T_DONE();
+}
