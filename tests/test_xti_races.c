@@ -11,6 +11,8 @@
  *    TOUTSTATE;
  *  - t_rcvuderr whose error another thread's t_rcvudata took: the
  *    datagram it reads instead is kept for t_rcvudata.
+ * And t_sync while a disconnect, release or data is unread keeps the
+ * library's state (it used to guess T_DATAXFER).
  */
 #include "sth.h"
 
@@ -228,8 +230,70 @@ static void test_uderr_keeps_datagram(void)
 	t_close(s);
 }
 
+/* t_sync while a disconnect, release or data the provider counted is
+ * unread: the library's state stays (T_OUTCON, T_OUTREL, T_INCON). */
+static void test_sync_keeps_state(void)
+{
+	const char *dev = "/dev/ticotsord";
+	struct t_call sc, lc;
+	char ab[64];
+	int lis, cli, c2, a2, l3, c3;
+
+	lis = t_open(dev, O_RDWR, NULL);
+	cli = t_open(dev, O_RDWR | O_NONBLOCK, NULL);
+	REQUIRE(lis >= 0 && cli >= 0);
+	REQUIRE(bind_name(lis, "xtisync", 1) == 0 &&
+		bind_name(cli, NULL, 0) == 0);
+	memset(&sc, 0, sizeof(sc));
+	sc.addr.buf = "xtisync";
+	sc.addr.len = 7;
+	CHECK_TERR(t_connect(cli, &sc, NULL), TNODATA);
+	memset(&lc, 0, sizeof(lc));
+	lc.addr.buf = ab;
+	lc.addr.maxlen = sizeof(ab);
+	CHECK_RET(t_listen(lis, &lc), 0);
+	CHECK_RET(t_snddis(lis, &lc), 0);	/* refused */
+	pause_ms(50);
+	CHECK_RET(t_look(cli), T_DISCONNECT);
+	CHECK_RET(t_sync(cli), T_OUTCON);
+	CHECK_TERR(t_snd(cli, "x", 1, 0), TOUTSTATE);
+	CHECK_RET(t_rcvdis(cli, NULL), 0);
+	CHECK_RET(t_getstate(cli), T_IDLE);
+	t_close(cli);
+	t_close(lis);
+
+	conn_pair(dev, "xtisync2", &c2, &a2);
+	CHECK_RET(t_sndrel(a2), 0);
+	pause_ms(50);
+	CHECK_RET(t_rcvrel(c2), 0);
+	CHECK_RET(t_snd(c2, "data", 4, 0), 4);
+	CHECK_RET(t_sndrel(c2), 0);
+	pause_ms(50);
+	CHECK_RET(t_sync(a2), T_OUTREL);
+	CHECK_TERR(t_snd(a2, "x", 1, 0), TOUTSTATE);
+	t_close(a2);
+	t_close(c2);
+
+	l3 = t_open(dev, O_RDWR, NULL);
+	c3 = t_open(dev, O_RDWR | O_NONBLOCK, NULL);
+	REQUIRE(l3 >= 0 && c3 >= 0);
+	REQUIRE(bind_name(l3, "xtisync3", 1) == 0 &&
+		bind_name(c3, NULL, 0) == 0);
+	sc.addr.buf = "xtisync3";
+	sc.addr.len = 8;
+	CHECK_TERR(t_connect(c3, &sc, NULL), TNODATA);
+	CHECK_RET(t_listen(l3, &lc), 0);
+	CHECK_RET(t_snddis(c3, NULL), 0);	/* withdrawn */
+	pause_ms(50);
+	CHECK_RET(t_sync(l3), T_INCON);
+	CHECK_TERR(t_snd(l3, "x", 1, 0), TOUTSTATE);
+	t_close(c3);
+	t_close(l3);
+}
+
 int main(void)
 {
+	test_sync_keeps_state();
 	test_ack_behind_rest();
 	test_uderr_keeps_datagram();
 	CHECK_EQ(streams_in_use(), 0);

@@ -127,6 +127,15 @@ int t_close(int fd)
 	return 0;
 }
 
+/* The provider's state ts is idle or released, but what waits at the
+ * head made xti_state_from_tpi say state (a connection still to be
+ * ended by the user's read)? */
+static bool ts_pending(int ts, int state)
+{
+	return (ts == TS_IDLE && state != T_IDLE) ||
+	       (ts == TS_WREQ_ORDREL && state == T_DATAXFER);
+}
+
 int t_sync(int fd)
 {
 	struct ti_sync_ack sa;
@@ -155,8 +164,19 @@ int t_sync(int fd)
 		xti_set_info(ep, &sa.tsa_info);
 		ep->ep_qlen = sa.tsa_qlen;
 		/* held messages are events the provider already counted:
-		 * the library's state is the right one then */
-		if (ep->ep_held == NULL && ep->ep_state != state) {
+		 * the library's state is the right one then; and so it is
+		 * while an indication the provider counted waits unread
+		 * (the provider idle or released, a disconnect, release
+		 * or data still at the head), when the library's state is
+		 * one such an indication can end: then the provider's
+		 * state is only a guess from what waits */
+		bool pending = ts_pending(sa.tsa_info.CURRENT_state, state) &&
+			       (ep->ep_state == T_OUTCON ||
+				ep->ep_state == T_INCON ||
+				ep->ep_state == T_DATAXFER ||
+				ep->ep_state == T_OUTREL ||
+				ep->ep_state == T_INREL);
+		if (ep->ep_held == NULL && ep->ep_state != state && !pending) {
 			if (state == T_INCON && ep->ep_ocnt == 0) {
 				ep->ep_sequnk = true;
 				ep->ep_ocnt = 1;
