@@ -111,12 +111,44 @@ struct rxb {
 	unsigned char data[];
 };
 
+/* Receive buffers of the batching providers (RXBUF) come back through
+ * a pool: one goes to the stream with each large GRO batch and comes
+ * back with its last datagram, and malloc/free of 64 KiB blocks can
+ * make the heap's top grow and shrink for every one (a brk() each). */
+#define RXB_POOL	32
+static pthread_mutex_t rxb_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rxb *rxb_pool[RXB_POOL];	/* rxb_lock */
+static int rxb_npool;			/* rxb_lock */
+
+static void rxb_free(char *arg)
+{
+	struct rxb *b = (struct rxb *)(void *)arg;
+
+	pthread_mutex_lock(&rxb_lock);
+	if (rxb_npool < RXB_POOL) {
+		rxb_pool[rxb_npool++] = b;
+		b = NULL;
+	}
+	pthread_mutex_unlock(&rxb_lock);
+	free(b);
+}
+
 static struct rxb *rxb_new(size_t size)
 {
-	struct rxb *b = malloc(sizeof(*b) + size);
+	struct rxb *b = NULL;
 
+	if (size == RXBUF) {
+		pthread_mutex_lock(&rxb_lock);
+		if (rxb_npool > 0)
+			b = rxb_pool[--rxb_npool];
+		pthread_mutex_unlock(&rxb_lock);
+		if (b != NULL)
+			return b;
+	}
+	b = malloc(sizeof(*b) + size);
 	if (b != NULL) {
-		b->fr.free_func = (void (*)())free;
+		b->fr.free_func = size == RXBUF ? (void (*)())rxb_free
+						: (void (*)())free;
 		b->fr.free_arg = (char *)b;
 	}
 	return b;
