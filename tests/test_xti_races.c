@@ -40,19 +40,6 @@ int __wrap_streams_getpmsg_direct(int fd, struct strbuf *c,
 	return rv;
 }
 
-static int bind_name(int fd, const char *name, unsigned qlen)
-{
-	struct t_bind req;
-
-	memset(&req, 0, sizeof(req));
-	if (name != NULL) {
-		req.addr.buf = (char *)name;
-		req.addr.len = (unsigned)strlen(name);
-	}
-	req.qlen = qlen;
-	return t_bind(fd, &req, NULL);
-}
-
 /* A connection over dev: *cli the caller, *acc the accepting endpoint. */
 static void conn_pair(const char *dev, const char *name, int *cli, int *acc)
 {
@@ -63,8 +50,9 @@ static void conn_pair(const char *dev, const char *name, int *cli, int *acc)
 	*cli = t_open(dev, O_RDWR, NULL);
 	*acc = t_open(dev, O_RDWR, NULL);
 	REQUIRE(lis >= 0 && *cli >= 0 && *acc >= 0);
-	REQUIRE(bind_name(lis, name, 1) == 0);
-	REQUIRE(bind_name(*cli, NULL, 0) == 0 && bind_name(*acc, NULL, 0) == 0);
+	REQUIRE(xt_bind(lis, name, 1, NULL, NULL) >= 0);
+	REQUIRE(xt_bind(*cli, NULL, 0, NULL, NULL) >= 0 &&
+		xt_bind(*acc, NULL, 0, NULL, NULL) >= 0);
 	REQUIRE(set_nonblock(*cli, true) == 0);
 	memset(&sc, 0, sizeof(sc));
 	sc.addr.buf = (char *)name;
@@ -179,7 +167,8 @@ static void test_uderr_keeps_datagram(void)
 	u = t_open("/dev/ticlts", O_RDWR, NULL);
 	s = t_open("/dev/ticlts", O_RDWR, NULL);
 	REQUIRE(u >= 0 && s >= 0);
-	REQUIRE(bind_name(u, "xtiudrop", 0) == 0 && bind_name(s, NULL, 0) == 0);
+	REQUIRE(xt_bind(u, "xtiudrop", 0, NULL, NULL) >= 0 &&
+		xt_bind(s, NULL, 0, NULL, NULL) >= 0);
 	memset(&ud, 0, sizeof(ud));
 	ud.addr.buf = "nobody";
 	ud.addr.len = 6;
@@ -242,8 +231,8 @@ static void test_sync_keeps_state(void)
 	lis = t_open(dev, O_RDWR, NULL);
 	cli = t_open(dev, O_RDWR | O_NONBLOCK, NULL);
 	REQUIRE(lis >= 0 && cli >= 0);
-	REQUIRE(bind_name(lis, "xtisync", 1) == 0 &&
-		bind_name(cli, NULL, 0) == 0);
+	REQUIRE(xt_bind(lis, "xtisync", 1, NULL, NULL) >= 0 &&
+		xt_bind(cli, NULL, 0, NULL, NULL) >= 0);
 	memset(&sc, 0, sizeof(sc));
 	sc.addr.buf = "xtisync";
 	sc.addr.len = 7;
@@ -277,8 +266,8 @@ static void test_sync_keeps_state(void)
 	l3 = t_open(dev, O_RDWR, NULL);
 	c3 = t_open(dev, O_RDWR | O_NONBLOCK, NULL);
 	REQUIRE(l3 >= 0 && c3 >= 0);
-	REQUIRE(bind_name(l3, "xtisync3", 1) == 0 &&
-		bind_name(c3, NULL, 0) == 0);
+	REQUIRE(xt_bind(l3, "xtisync3", 1, NULL, NULL) >= 0 &&
+		xt_bind(c3, NULL, 0, NULL, NULL) >= 0);
 	sc.addr.buf = "xtisync3";
 	sc.addr.len = 8;
 	CHECK_TERR(t_connect(c3, &sc, NULL), TNODATA);
