@@ -13,10 +13,11 @@
  * fork().  A thread that forks while others are inside an entry would
  * give the child their queue, reader and driver locks held by threads
  * the child does not have.  So fork's prepare handler closes a gate:
- * str_forking set, the same barrier, then it waits until no other thread
- * is inside an entry.  A thread entering meanwhile sees the gate (the
- * load of str_entry_slow every entry makes anyway) and waits outside, holding no entry's locks, until
- * the parent handler opens it again; the child starts with it open.
+ * STR_ENTRY_FORK set in str_entry_slow, the same barrier, then it waits
+ * until no other thread is inside an entry.  A thread entering meanwhile
+ * sees the gate (in the word every entry loads anyway) and waits
+ * outside, holding no entry's locks, until the parent handler opens it
+ * again; the child starts with it open.
  * Entries never sleep, so the wait is short; a thread that takes a lock
  * outside an entry and then enters (none should) could still block it,
  * so the wait ends after STR_FORK_WAIT_MS and the fork goes on.
