@@ -289,8 +289,10 @@ int sth_ucopy(void *dst, const void *src, size_t n)
 #endif
 }
 
-/* A copy of the application's NUL-terminated string of at most max
- * bytes: 0 with *out (free it), EFAULT, or ENAMETOOLONG. */
+/* The application's NUL-terminated string into dst (max bytes, the NUL
+ * included): 0, EFAULT, or ENAMETOOLONG.  A plain loop, byte by byte,
+ * never past the end (as the kernel reads a path): a library strnlen
+ * may be a sanitizer's, which faults where our handler cannot step in. */
 int sth_ustrcpy(char *dst, const char *u, size_t max)
 {
 	sigjmp_buf jb;
@@ -301,7 +303,6 @@ int sth_ustrcpy(char *dst, const char *u, size_t max)
 	if (sigsetjmp(jb, 0) != 0)
 		return faulted();
 	ucopy_jmp = &jb;
-	/* byte by byte, never past the end: as the kernel reads a path */
 	for (n = 0; n < max; n++) {
 		char c = ((const volatile char *)u)[n];
 
@@ -313,32 +314,19 @@ int sth_ustrcpy(char *dst, const char *u, size_t max)
 	return n < max ? 0 : ENAMETOOLONG;
 }
 
+/* A copy of the application's NUL-terminated string of at most max
+ * bytes: 0 with *out (free it), EFAULT, or ENAMETOOLONG. */
 int sth_ustrdup(const char *u, size_t max, char **out)
 {
-	sigjmp_buf jb;
-	size_t n;
-	char *p;
+	char *p = malloc(max + 1);
+	int err;
 
-	if (u == NULL)
-		return EFAULT;
-	if (sigsetjmp(jb, 0) != 0)
-		return faulted();
-	ucopy_jmp = &jb;
-	/* a plain loop: a library strnlen may be a sanitizer's, which
-	 * faults where this handler cannot step in */
-	for (n = 0; n <= max && ((const volatile char *)u)[n] != '\0'; n++)
-		;
-	ucopy_jmp = NULL;
-	if (n > max)
-		return ENAMETOOLONG;
-	p = malloc(n + 1);
 	if (p == NULL)
 		return ENOMEM;
-	if (sth_ucopy(p, u, n) != 0) {
+	if ((err = sth_ustrcpy(p, u, max + 1)) != 0) {
 		free(p);
-		return EFAULT;
+		return err;
 	}
-	p[n] = '\0';
 	*out = p;
 	return 0;
 }
