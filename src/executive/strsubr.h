@@ -520,10 +520,11 @@ static inline void str_put(queue_t *q, mblk_t *mp)
 	str_put_slow(q, mp);
 }
 
-/* getq, but only when match() accepts the first message (queue.c). */
 /* Every band of q is flow controlled as band 0 (QBANDFC): for a driver
  * that queues priority data in band 0, in line with the rest. */
 void str_bandfc(queue_t *q);
+
+/* getq, but only when match() accepts the first message (queue.c). */
 mblk_t *str_getq_if(queue_t *q, bool (*match)(const mblk_t *, void *),
 		    void *arg, bool *nonempty, bool *urgent_left);
 

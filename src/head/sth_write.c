@@ -63,13 +63,6 @@ struct wctx {
 	bool held;
 };
 
-/*
- * Whether the stream takes writes: 0, or the errno (a write error, EPIPE
- * on a pipe whose other end is gone, ENXIO after a hangup, EINVAL when
- * linked below a multiplexer).  SIGPIPE as SVR4/POSIX say.
- */
-static int write_state_slow(struct sthead *sh, int fl);
-
 /* SIGPIPE to the writing thread, as a kernel pipe sends it (a thread
  * that blocks it then finds it pending, and EPIPE; the process is not
  * killed through another thread). */
@@ -78,18 +71,12 @@ static void sigpipe_self(void)
 	pthread_kill(pthread_self(), SIGPIPE);
 }
 
-/* The error a write gets from the stream's state, or 0: inline for the
- * usual case of no error at all (a write looks twice). */
-static inline int write_state(struct sthead *sh)
-{
-	int fl = sh_flags(sh);
-
-	if (likely(!(fl & (STPLEX | STWRERR | STRHUP | STRPEERGONE |
-			   STRCLOSED))))
-		return 0;
-	return write_state_slow(sh, fl);
-}
-
+/*
+ * Whether the stream takes writes: 0, or the errno (a write error, EPIPE
+ * on a pipe whose other end is gone, ENXIO after a hangup, EINVAL when
+ * linked below a multiplexer).  SIGPIPE as SVR4/POSIX say.  fl: its
+ * flags, of which one is set.
+ */
 static int write_state_slow(struct sthead *sh, int fl)
 {
 	int e = 0;
@@ -122,6 +109,18 @@ static int write_state_slow(struct sthead *sh, int fl)
 		return ENXIO;
 	}
 	return 0;
+}
+
+/* The error a write gets from the stream's state, or 0: inline for the
+ * usual case of no error at all (a write looks twice). */
+static inline int write_state(struct sthead *sh)
+{
+	int fl = sh_flags(sh);
+
+	if (likely(!(fl & (STPLEX | STWRERR | STRHUP | STRPEERGONE |
+			   STRCLOSED))))
+		return 0;
+	return write_state_slow(sh, fl);
 }
 
 static bool wnonblocking(struct wctx *c)

@@ -43,8 +43,9 @@
  *
  * Locks, outer to inner: the link lock (every I_LINK/I_UNLINK and a last
  * close), a stream's plumbing lock (sth_plumb_lock: the pipe pair lock,
- * then the executive's sd_plumb: push, pop, close), sh_rlock (one reader at a time; biased to the thread that
- * usually reads, lock.c), sh_lock (head state), then queue locks.
+ * then the executive's sd_plumb: push, pop, close), sh_rlock (one
+ * reader at a time; biased to the thread that usually reads, lock.c),
+ * sh_lock (head state), then queue locks.
  * Descriptor table: sth_fd_lock, taken alone.  One ioctl at a time per
  * stream (sh_iocbusy) is not a lock: its waiters sleep interruptibly,
  * with a time-out (sth_ioctl.c).
