@@ -53,40 +53,65 @@ void str_rcu_init(void)
 #endif
 }
 
+static long now_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec * 1000L + now.tv_nsec / 1000000;
+}
+
+/* Every thread through a memory barrier (membarrier(2), or only our
+ * own fence without it: then each entry fences itself), then the first
+ * of the threads.  Thread structures are never freed (thread.c), so the
+ * list can be walked without the lock once its head is read: new
+ * threads are added at the head and enter after the barrier anyway. */
+static struct strthread *barrier_threads(void)
+{
+	struct strthread *t;
+
+	if (str_rcu_membarrier)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
+	pthread_mutex_lock(&strthread_lock);
+	t = strthread_list;
+	pthread_mutex_unlock(&strthread_lock);
+	return t;
+}
+
+/* Wait until thread t's entry counter is no longer v (it left that
+ * entry): true, or false once end_ms (now_ms; -1: never) has passed. */
+static bool wait_moved(struct strthread *t, unsigned long v, long end_ms)
+{
+	for (int spins = 0;
+	     atomic_load_explicit(&t->t_rcu, memory_order_acquire) == v;) {
+		if (++spins < 64) {
+			sched_yield();
+			continue;
+		}
+		if (end_ms >= 0 && now_ms() > end_ms)
+			return false;
+		struct timespec ts = { 0, 50000 };
+		nanosleep(&ts, NULL);
+	}
+	return true;
+}
+
 void str_synchronize(void)
 {
 	struct strthread *self = str_self(), *t;
 
 	STR_ASSERT(self->t_depth == 0, "str_synchronize inside an entry", self);
 	pthread_mutex_lock(&str_gp_lock);
-	if (str_rcu_membarrier)
-		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
-	else
-		atomic_thread_fence(memory_order_seq_cst);
-	/* Thread structures are never freed (thread.c), so the list can be
-	 * walked without the lock once its head is read: new threads are
-	 * added at the head and enter after the barrier anyway. */
-	pthread_mutex_lock(&strthread_lock);
-	t = strthread_list;
-	pthread_mutex_unlock(&strthread_lock);
-	for (; t != NULL; t = t->t_next) {
+	for (t = barrier_threads(); t != NULL; t = t->t_next) {
 		unsigned long v;
-		int spins = 0;
 
 		if (t == self)
 			continue;
 		v = atomic_load_explicit(&t->t_rcu, memory_order_acquire);
-		if (!(v & 1))
-			continue;
-		while (atomic_load_explicit(&t->t_rcu, memory_order_acquire)
-		       == v) {
-			if (++spins < 64) {
-				sched_yield();
-			} else {
-				struct timespec ts = { 0, 50000 };
-				nanosleep(&ts, NULL);
-			}
-		}
+		if (v & 1)
+			(void)wait_moved(t, v, -1);
 	}
 	pthread_mutex_unlock(&str_gp_lock);
 	STRSTAT(ST_GRACE_PERIODS);
@@ -135,35 +160,20 @@ void str_enter_slow(struct strthread *t)
 void str_fork_prepare(void)
 {
 	struct strthread *self = str_self_tls, *t;
-	struct timespec now;
-	long end;
+	long end = now_ms() + STR_FORK_WAIT_MS;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	end = now.tv_sec * 1000L + now.tv_nsec / 1000000 + STR_FORK_WAIT_MS;
 	__atomic_store_n(&str_fork_owner, self, __ATOMIC_RELAXED);
 	__atomic_or_fetch(&str_entry_slow, STR_ENTRY_FORK, __ATOMIC_SEQ_CST);
-	if (str_rcu_membarrier)
-		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
-	pthread_mutex_lock(&strthread_lock);
-	t = strthread_list;
-	pthread_mutex_unlock(&strthread_lock);
-	for (; t != NULL; t = t->t_next) {
-		int spins = 0;
+	for (t = barrier_threads(); t != NULL; t = t->t_next) {
+		unsigned long v;
 
 		if (t == self)
 			continue;
-		while (atomic_load_explicit(&t->t_rcu, memory_order_acquire) &
-		       1) {
-			if (++spins < 64) {
-				sched_yield();
-				continue;
-			}
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (now.tv_sec * 1000L + now.tv_nsec / 1000000 > end)
+		/* out of every entry: one it enters now steps out again */
+		while ((v = atomic_load_explicit(&t->t_rcu,
+						 memory_order_acquire)) & 1)
+			if (!wait_moved(t, v, end))
 				return;	/* a stuck entry: fork anyway */
-			struct timespec ts = { 0, 100000 };
-			nanosleep(&ts, NULL);
-		}
 	}
 }
 
