@@ -368,13 +368,23 @@ static void ack_give_locked(struct xti_ep *ep, const char *c, int clen)
 		pthread_cond_broadcast(&ep->ep_cv);
 }
 
-/* An ack a reader met reading the rest of a message (a high priority
- * message goes ahead of it): to its waiter, the reader still inside. */
-static void ack_pass(struct xti_ep *ep, const char *c, int clen)
+/* A reader reading the rest of r's message got, from rd_once, a whole
+ * high priority message instead (control part cl bytes appended at
+ * r's control end, no data part): another thread's ack, which goes
+ * ahead of the rest?  Then it goes to its waiter (the reader still
+ * inside, r unchanged) and true: read on for the rest. */
+static bool ack_pass(struct xti_ep *ep, const struct xti_rd *r, int rv,
+		     int flags, int cl, int dl)
 {
+	const char *c = r->cbuf + (r->clen < 0 ? 0 : r->clen);
+
+	if (cl < 0 || dl >= 0 || flags != MSG_HIPRI ||
+	    (rv & (MORECTL | MOREDATA)) || !ack_bytes(c, cl))
+		return false;
 	pthread_mutex_lock(&ep->ep_lock);
-	ack_give_locked(ep, c, clen);
+	ack_give_locked(ep, c, cl);
 	pthread_mutex_unlock(&ep->ep_lock);
+	return true;
 }
 
 /* Leave; an ack r holds goes to its waiter.  True if r was an ack. */
@@ -483,13 +493,9 @@ static int rd_get(struct xti_ep *ep, struct xti_rd *r)
 		rv = rd_once(ep->ep_fd, r, &band, &flags, &cl, &dl);
 		if (rv < 0)
 			return first ? errno : EPROTO;
-		if (!first && !want_ctl && cl >= 0 && dl < 0 &&
-		    flags == MSG_HIPRI && !(rv & (MORECTL | MOREDATA)) &&
-		    ack_bytes(r->cbuf + (r->clen < 0 ? 0 : r->clen), cl)) {
-			/* another thread's ack, ahead of our rest */
-			ack_pass(ep, r->cbuf + (r->clen < 0 ? 0 : r->clen),
-				 cl);
-			rv = prev;
+		if (!first && !want_ctl &&
+		    ack_pass(ep, r, rv, flags, cl, dl)) {
+			rv = prev;	/* (what the rest was) */
 			continue;
 		}
 		if (first) {
@@ -601,14 +607,8 @@ int xti_read_rest(struct xti_ep *ep, struct xti_rd *r)
 			err = errno;
 			break;
 		}
-		if (cl >= 0 && dl < 0 && flags == MSG_HIPRI &&
-		    !(rv & (MORECTL | MOREDATA)) &&
-		    ack_bytes(r->cbuf + (r->clen < 0 ? 0 : r->clen), cl)) {
-			/* another thread's ack, ahead of our rest */
-			ack_pass(ep, r->cbuf + (r->clen < 0 ? 0 : r->clen),
-				 cl);
-			continue;
-		}
+		if (ack_pass(ep, r, rv, flags, cl, dl))
+			continue;	/* (the rest is still to come) */
 		if (dl >= 0)
 			r->dlen = (r->dlen < 0 ? 0 : r->dlen) + dl;
 		if (cl >= 0) {
