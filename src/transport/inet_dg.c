@@ -1055,7 +1055,7 @@ static bool deliver(struct inet_ep *ep, const struct sockaddr_storage *src,
  * was found empty (arming POLLIN makes sense), false when the stream is
  * flow controlled or memory ran out. */
 /* The segment size of what msghdr mh received (len bytes): UDP_GRO's,
- * else len (one datagram). */
+ * else len (one datagram; and with no control part at all). */
 static size_t gro_seg(struct msghdr *mh, size_t len)
 {
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c != NULL;
@@ -1138,13 +1138,9 @@ static bool pull_locked(struct inet_ep *ep)
 		str_batch_begin();
 		for (int i = 0; i < n; i++) {
 			struct msghdr *mh = &mm[i].msg_hdr;
-			size_t len = mm[i].msg_len, seg = len;
+			/* (no control part without pr->fast: one datagram) */
+			size_t len = mm[i].msg_len, seg = gro_seg(mh, len);
 			const unsigned char *p = iov[i].iov_base;
-
-			if (ep->pr->fast)
-				seg = gro_seg(mh, len);
-			if (seg == 0)
-				seg = len;
 			mblk_t *lend = NULL;
 			bool ok = true;
 			uint64_t nd = 0, nb = 0;
@@ -1181,10 +1177,8 @@ static bool pull_locked(struct inet_ep *ep)
 
 				for (int j = i + 1; j < n; j++)
 					lost += segs(mm[j].msg_len,
-						     ep->pr->fast ?
 						     gro_seg(&mm[j].msg_hdr,
-							     mm[j].msg_len) :
-						     mm[j].msg_len);
+							     mm[j].msg_len));
 				INET_COUNT(ep, rx_drops, lost);
 				str_batch_end();
 				return false;
