@@ -409,6 +409,13 @@ static int rebind(struct inet_ep *ep)
 	return err;
 }
 
+/* Nothing of ours waits to be sent: no data queued, no FIN owed. */
+static bool all_sent(struct inet_ep *ep)
+{
+	return __atomic_load_n(&ep->wq->q_first, __ATOMIC_RELAXED) == NULL &&
+	       !LOAD(PP(ep)->fin_pending);
+}
+
 static bool is_oob(const mblk_t *mp);
 static unsigned nmsgs(const mblk_t *mp);
 static void close_drain(struct inet_ep *ep);
@@ -491,8 +498,7 @@ static void drain_off(struct inet_ep *ep)
 	pthread_t t;
 	bool started = false;
 
-	if (__atomic_load_n(&ep->wq->q_first, __ATOMIC_RELAXED) == NULL &&
-	    !LOAD(pp->fin_pending))
+	if (all_sent(ep))
 		return;
 	if ((d = calloc(1, sizeof(*d))) != NULL &&
 	    (d->fd = fcntl(sock(ep), F_DUPFD_CLOEXEC, 0)) >= 0) {
@@ -572,8 +578,7 @@ static void relisten(struct inet_ep *ep)
 
 	if (ep->qlen == 0 || !pp->stale)
 		return;
-	if (__atomic_load_n(&ep->wq->q_first, __ATOMIC_RELAXED) == NULL &&
-	    !LOAD(pp->fin_pending)) {
+	if (all_sent(ep)) {
 		(void)renew(ep, false);
 	} else {
 		STORE(pp->relisten, 1);	/* tcp_wsrv, once drained */
@@ -1109,8 +1114,7 @@ static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 		mp->b_cont = NULL;
 		freeb(mp);
 	}
-	if (__atomic_load_n(&ep->wq->q_first, __ATOMIC_RELAXED) == NULL &&
-	    !LOAD(pp->fin_pending) && (!ep->pr->fast || lone(ep, more)))
+	if (all_sent(ep) && (!ep->pr->fast || lone(ep, more)))
 		direct = strtrylock(&pp->wlock);
 	if (!direct) {
 		queue_msg(ep, m);
@@ -2095,9 +2099,7 @@ static void tcp_wsrv(struct inet_ep *ep)
 			 * (unbound, connected again): nothing to do, and
 			 * after_flush must stop enabling us */
 			STORE(pp->relisten, 0);
-		} else if (__atomic_load_n(&ep->wq->q_first,
-					   __ATOMIC_RELAXED) == NULL &&
-			   !LOAD(pp->fin_pending)) {
+		} else if (all_sent(ep)) {
 			STORE(pp->relisten, 0);	/* (whatever renew says) */
 			(void)renew(ep, false);
 		}
