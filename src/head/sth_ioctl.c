@@ -302,6 +302,21 @@ static int serve_copy(struct ictx *c, mblk_t *mp)
 	return err;
 }
 
+/* From now on the replies with ioctl id id are ours (0: none); one left
+ * from before, nobody's, is dropped. */
+static void expect_reply(struct sthead *sh, unsigned int id)
+{
+	mblk_t *old;
+
+	pthread_mutex_lock(&sh->sh_lock);
+	sh->sh_iocid = id;
+	old = sh->sh_iocmsg;
+	sh->sh_iocmsg = NULL;
+	pthread_mutex_unlock(&sh->sh_lock);
+	if (old != NULL)
+		reply_drop(sh, old);
+}
+
 /*
  * Send the M_IOCTL mp down and wait for its end.  timeout_s < 0 waits
  * forever.  0 with *ackp the M_IOCACK (the caller frees it), or errno.
@@ -312,7 +327,6 @@ static int do_ioctl(struct ictx *c, mblk_t *mp, int timeout_s, mblk_t **ackp)
 	struct sthead *sh = c->sh;
 	unsigned int id = ((struct iocblk *)mp->b_rptr)->ioc_id;
 	long deadline = timeout_s < 0 ? -1 : sth_now_ms() + timeout_s * 1000L;
-	mblk_t *r0;
 	int err;
 
 	*ackp = NULL;
@@ -320,13 +334,7 @@ static int do_ioctl(struct ictx *c, mblk_t *mp, int timeout_s, mblk_t **ackp)
 		freemsg(mp);
 		return err;
 	}
-	pthread_mutex_lock(&sh->sh_lock);
-	sh->sh_iocid = id;
-	r0 = sh->sh_iocmsg;
-	sh->sh_iocmsg = NULL;
-	pthread_mutex_unlock(&sh->sh_lock);
-	if (r0 != NULL)
-		reply_drop(sh, r0);
+	expect_reply(sh, id);
 	putnext(sh->sh_sd.sd_wq, mp);
 	for (;;) {
 		mblk_t *r;
@@ -372,13 +380,7 @@ static int do_ioctl(struct ictx *c, mblk_t *mp, int timeout_s, mblk_t **ackp)
 		}
 	}
 done:
-	pthread_mutex_lock(&sh->sh_lock);
-	sh->sh_iocid = 0;
-	r0 = sh->sh_iocmsg;
-	sh->sh_iocmsg = NULL;
-	pthread_mutex_unlock(&sh->sh_lock);
-	if (r0 != NULL)
-		reply_drop(sh, r0);
+	expect_reply(sh, 0);
 	return err;
 }
 
