@@ -54,4 +54,44 @@ static int t_failed, t_checked;
 	return t_failed ? 1 : 0;					\
 } while (0)
 
+/*
+ * n children, one after the other, each exiting with child()'s value:
+ * how many did not exit with 0 (each named on stderr), and in *hung how
+ * many of those were killed after 5 s.
+ */
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static inline int t_forks(int n, int (*child)(void), int *hung)
+{
+	int bad = 0;
+
+	*hung = 0;
+	for (int i = 0; i < n; i++) {
+		int st = 0, waited = 0;
+		pid_t pid = fork();
+		REQUIRE(pid >= 0);
+		if (pid == 0)
+			_exit(child());
+		while (waitpid(pid, &st, WNOHANG) == 0) {
+			struct timespec ms = { 0, 1000000 };
+			if (++waited > 5000) {
+				kill(pid, SIGKILL);
+				waitpid(pid, &st, 0);
+				(*hung)++;
+				st = 0;
+				break;
+			}
+			nanosleep(&ms, NULL);
+		}
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			bad++;
+			fprintf(stderr, "child %d: status %#x\n", i, st);
+		}
+	}
+	return bad;
+}
+
 #endif

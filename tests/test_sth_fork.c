@@ -480,10 +480,15 @@ static int fk_child_use(void)
  * threads held at the fork may be held in the child (before the fork
  * handler waited for the threads to leave the executive, 52 children of
  * 200 hung). */
+static int fk_child_idle(void)
+{
+	return 0;
+}
+
 static void test_fork_beside_threads(bool use)
 {
 	pthread_t t[2];
-	int hung = 0, bad = 0;
+	int hung, bad;
 
 	open_pipe(fk_fds);
 	CHECK_RET(set_nonblock(fk_fds[0], true), 0);
@@ -491,28 +496,7 @@ static void test_fork_beside_threads(bool use)
 	fk_stop = 0;
 	REQUIRE(pthread_create(&t[0], NULL, fk_writer, NULL) == 0);
 	REQUIRE(pthread_create(&t[1], NULL, fk_reader, NULL) == 0);
-	for (int i = 0; i < 100; i++) {
-		int st = 0;
-		pid_t pid = fork();
-		REQUIRE(pid >= 0);
-		if (pid == 0)
-			_exit(use ? fk_child_use() : 0);
-		long end = now_ms() + 5000;
-		while (waitpid(pid, &st, WNOHANG) == 0) {
-			if (now_ms() > end) {
-				kill(pid, SIGKILL);
-				waitpid(pid, &st, 0);
-				hung++;
-				st = 0;
-				break;
-			}
-			pause_ms(1);
-		}
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-			bad++;
-			fprintf(stderr, "child %d: status %#x\n", i, st);
-		}
-	}
+	bad = t_forks(100, use ? fk_child_use : fk_child_idle, &hung);
 	fk_stop = 1;
 	pthread_join(t[0], NULL);
 	pthread_join(t[1], NULL);

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -198,6 +199,82 @@ static void test_bufcall(void)
 	CHECK(st.bufcall_runs >= 2);
 }
 
+/* fork() while other threads add and cancel timeouts and the callout
+ * thread moves due ones: the child gets the callout heap whole (it was
+ * copied in the middle of a change: 4 runs in 10 of test_sth_fork had a
+ * child die in heap_del), and every timeout it sets fires, cancelled
+ * ones never. */
+static _Atomic int fk_stop;
+static _Atomic int child_fired;
+
+static void on_noop(void *arg)
+{
+	(void)arg;
+}
+
+static void on_child(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&child_fired, 1);
+}
+
+static toid_t fk_ids[2][16];	/* the churners' (each its own row) */
+
+static void *fk_churn(void *arg)
+{
+	unsigned seed = (unsigned)(long)arg;
+	toid_t *ids = fk_ids[(long)arg - 1];
+
+	while (!atomic_load(&fk_stop)) {
+		int i = (int)(rand_r(&seed) % 16);
+		if (ids[i] != 0)
+			untimeout(ids[i]);
+		ids[i] = timeout(on_noop, NULL,
+				 drv_usectohz(1000 * (rand_r(&seed) % 4)));
+	}
+	for (int i = 0; i < 16; i++)
+		if (ids[i] != 0)
+			untimeout(ids[i]);
+	memset(ids, 0, 16 * sizeof(*ids));
+	return NULL;
+}
+
+static int fk_child(void)
+{
+	toid_t ids[20];
+
+	for (int i = 0; i < 20; i++)		/* every 4th a second away */
+		ids[i] = timeout(on_child, NULL, i % 4 == 0 ? HZ :
+				 drv_usectohz(1000 * (i % 3)));
+	for (int i = 0; i < 20; i += 4)		/* and cancelled */
+		if (ids[i] == 0 || untimeout(ids[i]) < 0)
+			atomic_fetch_add(&child_fired, 100);
+	/* the parent's timeouts copied with the heap go too */
+	for (int r = 0; r < 2; r++)
+		for (int i = 0; i < 16; i++)
+			if (fk_ids[r][i] != 0)
+				untimeout(fk_ids[r][i]);
+	wait_for(&child_fired, 15, 2000);
+	msleep(5);
+	return atomic_load(&child_fired) == 15 ? 0 : 1;
+}
+
+static void test_fork_beside_timers(void)
+{
+	pthread_t t[2];
+	int hung, bad;
+
+	atomic_store(&fk_stop, 0);
+	REQUIRE(pthread_create(&t[0], NULL, fk_churn, (void *)1L) == 0);
+	REQUIRE(pthread_create(&t[1], NULL, fk_churn, (void *)2L) == 0);
+	bad = t_forks(200, fk_child, &hung);
+	atomic_store(&fk_stop, 1);
+	pthread_join(t[0], NULL);
+	pthread_join(t[1], NULL);
+	CHECK_EQ(hung, 0);
+	CHECK_EQ(bad, 0);
+}
+
 int main(void)
 {
 	th_mark();
@@ -205,6 +282,12 @@ int main(void)
 	test_running();
 	test_qtimeout();
 	test_bufcall();
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+	/* (ThreadSanitizer cannot follow a child that starts threads after
+	 * fork(), and ASan's runtime does not always survive one: see
+	 * test_sth_fork) */
+	test_fork_beside_timers();
+#endif
 	CHECK_EQ(drv_hztousec(HZ), 1000000);
 	CHECK_EQ(drv_usectohz(1), 1);
 	CHECK_EQ(th_leaks(), 0);

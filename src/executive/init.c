@@ -50,6 +50,20 @@ void (*str_shutdown_stream)(struct stdata *) = default_shutdown_stream;
 /* The stream head's own first step (forget every descriptor), if any. */
 void (*str_shutdown_heads)(void);
 
+/* Callout lock, then the depots (the callout thread frees memory under
+ * its lock); the parent lets them go in the other order. */
+static void atfork_prepare(void)
+{
+	strtimer_atfork_prepare();
+	strmem_atfork_prepare();
+}
+
+static void atfork_parent(void)
+{
+	strmem_atfork_parent();
+	strtimer_atfork_parent();
+}
+
 static void atfork_child(void)
 {
 	str_fork_child();
@@ -70,12 +84,12 @@ static void init_once(void)
 	str_rcu_init();
 	strmem_init();
 	(void)str_lbolt();
-	pthread_atfork(strmem_atfork_prepare, strmem_atfork_parent,
-		       atfork_child);
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	/* registered after: its prepare handler runs before the one above
-	 * (no entry holds a depot lock then) and after every handler that
-	 * the stream head registers later (the conversion of pipes to
-	 * shared memory enters); its parent handler after the one above */
+	 * (no entry holds the callout lock or a depot lock then) and after
+	 * every handler that the stream head registers later (the
+	 * conversion of pipes to shared memory enters); its parent handler
+	 * after the one above */
 	pthread_atfork(str_fork_prepare, str_fork_parent, NULL);
 	atexit(at_exit);
 	__atomic_store_n(&str_core_ready, 1, __ATOMIC_RELEASE);

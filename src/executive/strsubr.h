@@ -659,6 +659,8 @@ void strcallout_invoke(struct strcallout *co);	/* inside perimeter */
 void strbufcall_kick(void);		/* memory was freed */
 extern _Atomic int strbufcall_waiting;	/* bufcalls pending */
 void strtimer_shutdown(void);
+void strtimer_atfork_prepare(void);
+void strtimer_atfork_parent(void);
 void strtimer_atfork_child(void);
 long str_lbolt(void);
 void strcallout_cancel_queue(queue_t *q);

@@ -282,9 +282,11 @@ void strcallout_invoke(struct strcallout *co)
 	free(co);
 }
 
+/* Inside the entry the callout thread made before taking co off the
+ * ready list (so a fork, which waits for entries to end, never finds a
+ * callout taken and not yet run: the child would never run it). */
 static void run_one(struct strcallout *co)
 {
-	struct strthread *t = str_enter();
 	struct strsyncq *sq = co->co_q != NULL ? co->co_q->q_syncq : NULL;
 
 	if (sq == NULL) {
@@ -293,7 +295,6 @@ static void run_one(struct strcallout *co)
 		strcallout_invoke(co);
 		strperim_exit(sq);
 	}
-	str_exit(t);
 }
 
 static void *callout_main(void *arg)
@@ -323,14 +324,23 @@ static void *callout_main(void *arg)
 			if (co_bufq != NULL)
 				atomic_store(&strbufcall_waiting, 1);
 		}
-		if ((co = co_readyh) != NULL) {
-			co_readyh = co->co_link;
-			if (co_readyh == NULL)
-				co_readyt = NULL;
-			co->co_link = NULL;
-			co->co_state = CO_DEFERRED;	/* until it runs */
+		if (co_readyh != NULL) {
+			/* enter first: co_lock is not held across the fork
+			 * gate an entry may wait at */
 			pthread_mutex_unlock(&co_lock);
-			run_one(co);
+			struct strthread *t = str_enter();
+			pthread_mutex_lock(&co_lock);
+			if ((co = co_readyh) != NULL) {	/* not cancelled */
+				co_readyh = co->co_link;
+				if (co_readyh == NULL)
+					co_readyt = NULL;
+				co->co_link = NULL;
+				co->co_state = CO_DEFERRED;	/* until it runs */
+			}
+			pthread_mutex_unlock(&co_lock);
+			if (co != NULL)
+				run_one(co);
+			str_exit(t);
 			pthread_mutex_lock(&co_lock);
 			continue;
 		}
@@ -646,6 +656,20 @@ void strtimer_shutdown(void)
 	co_bufq = NULL;
 	co_nbuf = 0;
 	co_readyh = co_readyt = NULL;
+	pthread_mutex_unlock(&co_lock);
+}
+
+/* fork(): the heap, the lists and the hash are copied whole, never in
+ * the middle of a change (the callout thread changes them under co_lock
+ * outside any entry, so the fork gate alone does not stop it).  Taken
+ * before the depot locks: the callout thread frees under co_lock. */
+void strtimer_atfork_prepare(void)
+{
+	pthread_mutex_lock(&co_lock);
+}
+
+void strtimer_atfork_parent(void)
+{
 	pthread_mutex_unlock(&co_lock);
 }
 
