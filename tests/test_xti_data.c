@@ -401,6 +401,20 @@ static void test_efault(void)
 
 	CHECK_TSYS(t_snd(f->xfd, bad_address(), 4, 0), EFAULT);
 	FERRY_NOTHING(f);
+	/* t_rcvv into a vector with an unmapped or a read-only part fails
+	 * before it takes the message, which t_rcv then gets whole */
+	struct fmsg m;
+	char a[8];
+	struct t_iovec iov[2] = { { a, 2 }, { bad_address(), 4 } };
+	int flags;
+	ferry_put(f, fm_data(fm_data_ind(&m, 0), "keep", 4));
+	CHECK_RET(set_nonblock(f->xfd, true), 0);	/* TNODATA if lost */
+	CHECK_TSYS(t_rcvv(f->xfd, iov, 2, &flags), EFAULT);
+	iov[1].iov_base = (void *)"read-only";
+	CHECK_TSYS(t_rcvv(f->xfd, iov, 2, &flags), EFAULT);
+	CHECK_RET(t_rcv(f->xfd, a, sizeof(a), &flags), 4);
+	CHECK_MEM(a, "keep", 4);
+	CHECK_EQ(flags, 0);
 	ferry_free(f);
 }
 

@@ -353,6 +353,10 @@ int t_rcvv(int fd, struct t_iovec *uiov, unsigned int iovcount, int *flags)
 	buf = xti_iov_in(uiov, iovcount, iov, &total);
 	if (buf == NULL)
 		return -1;
+	if (xti_iov_writable(iov, iovcount) != 0) {
+		free(buf);
+		return -1;
+	}
 	r = rcv_common(fd, buf, total, flags);
 	if (r > 0 && xti_iov_scatter(iov, iovcount, buf, (size_t)r) != 0)
 		r = -1;

@@ -426,6 +426,7 @@ int xti_send_stop(struct xti_ep *ep, int held, int mask);
 char *xti_iov_in(const struct t_iovec *uiov, unsigned int cnt,
 		 struct t_iovec *iov, unsigned int *len);
 /* Gather the bytes iov names into buf: 0, or -1 (TSYSERR EFAULT). */
+int xti_iov_writable(const struct t_iovec *iov, unsigned int cnt);
 int xti_iov_gather(char *buf, const struct t_iovec *iov, unsigned int cnt);
 /* Scatter n bytes of buf over iov in order: 0, or -1 (TSYSERR EFAULT). */
 int xti_iov_scatter(const struct t_iovec *iov, unsigned int cnt,

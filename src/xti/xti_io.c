@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <string.h>
@@ -990,6 +991,25 @@ char *xti_iov_in(const struct t_iovec *uiov, unsigned int cnt,
 	}
 	*len = (unsigned int)total;
 	return buf;
+}
+
+/* 0 when every byte the vector names can be written, else TSYSERR
+ * EFAULT: a byte of each page it touches is read and written back, both
+ * fault-safe, so that a receive does not take a message that it then
+ * cannot deliver. */
+int xti_iov_writable(const struct t_iovec *iov, unsigned int cnt)
+{
+	const uintptr_t pg = 4096;	/* no larger than any page */
+
+	for (unsigned int i = 0; i < cnt; i++) {
+		char *p = iov[i].iov_base, *end = p + iov[i].iov_len, c;
+
+		/* its first byte, then the start of each page after */
+		for (; p < end; p = (char *)(((uintptr_t)p | (pg - 1)) + 1))
+			if (xti_uin(&c, p, 1) != 0 || xti_uout(p, &c, 1) != 0)
+				return xti_syserr(EFAULT);
+	}
+	return 0;
 }
 
 int xti_iov_gather(char *buf, const struct t_iovec *iov, unsigned int cnt)

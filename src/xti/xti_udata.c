@@ -294,6 +294,10 @@ int t_rcvvudata(int fd, struct t_unitdata *unitdata, struct t_iovec *uiov,
 	buf = xti_iov_in(uiov, iovcount, iov, &total);
 	if (buf == NULL)
 		return -1;
+	if (xti_iov_writable(iov, iovcount) != 0) {
+		free(buf);
+		return -1;
+	}
 	if (rcvudata(fd, unitdata, buf, total, &n, flags) != 0) {
 		free(buf);
 		return -1;
