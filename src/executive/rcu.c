@@ -186,6 +186,9 @@ void str_fork_parent(void)
 
 void str_fork_child(void)
 {
+	/* a grace period another thread was in is not the child's (the
+	 * lock guards no data) */
+	pthread_mutex_init(&str_gp_lock, NULL);
 	str_fork_owner = NULL;
 	__atomic_and_fetch(&str_entry_slow, ~STR_ENTRY_FORK, __ATOMIC_RELAXED);
 }

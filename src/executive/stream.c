@@ -278,7 +278,7 @@ void str_qdetach(queue_t *rq, int oflag, cred_t *cr)
 
 /* ---- streams ---- */
 
-static pthread_mutex_t str_all_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t str_all_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct stdata *str_all;		/* str_all_lock */
 
 struct stdata *str_stream_alloc(struct qinit *rinit, struct qinit *winit)

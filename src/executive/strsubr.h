@@ -659,6 +659,11 @@ void strcallout_invoke(struct strcallout *co);	/* inside perimeter */
 void strbufcall_kick(void);		/* memory was freed */
 extern _Atomic int strbufcall_waiting;	/* bufcalls pending */
 void strtimer_shutdown(void);
+/* fork: the stream head's short locks (none held across an entry), taken
+ * after the gate closes (init.c) */
+enum str_fork_phase { STR_FORK_PREPARE, STR_FORK_PARENT, STR_FORK_CHILD };
+extern void (*str_fork_heads)(enum str_fork_phase);
+extern pthread_mutex_t str_all_lock;
 void strtimer_atfork_prepare(void);
 void strtimer_atfork_parent(void);
 void strtimer_atfork_child(void);

@@ -26,7 +26,7 @@
 
 struct sth_file **sth_fdtab;
 int sth_fdcap;
-static pthread_mutex_t sth_fd_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t sth_fd_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t sth_fd_once = PTHREAD_ONCE_INIT;
 static int sth_fd_initerr;
 /* Told when a number stops naming a stream, before the kernel can give

@@ -49,7 +49,7 @@
 #define STRTIMOUT	15	/* seconds, default I_STR time-out */
 #define IOCBLKSZ	64	/* room for iocblk, copyreq, copyresp */
 
-static pthread_mutex_t sth_link_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t sth_link_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sth_link *sth_plinks;		/* sth_link_lock */
 static int sth_next_muxid = 1;			/* sth_link_lock */
 static _Atomic unsigned int sth_next_iocid = 1;

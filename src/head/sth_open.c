@@ -64,7 +64,7 @@ struct sth_name {
 	struct sthead *n_sh;	/* fattach: the stream (held) */
 };
 
-static pthread_mutex_t sth_names_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t sth_names_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sth_name *sth_names;		/* sth_names_lock */
 static int sth_nattached;			/* atomic: fattach count */
 
@@ -74,10 +74,10 @@ struct sth_devent {
 	dev_t dev;
 	struct sthead *sh;
 };
-static pthread_mutex_t sth_dev_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t sth_dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sth_devent *sth_devtab[NDEVHASH];	/* sth_dev_lock */
 /* serialises creating a stream for a (major, minor) with finding it */
-static pthread_mutex_t sth_open_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t sth_open_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static unsigned devhash(dev_t d)
 {
@@ -214,6 +214,7 @@ struct sthead *sth_alloc(void)
 
 	sth_posix_init();
 	sth_ucopy_init();
+	sth_fork_init();
 	if (sth_fd_init() != 0) {
 		errno = ENOMEM;
 		return NULL;

@@ -46,24 +46,6 @@ static pthread_mutex_t sth_pipes_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sth_pair *sth_pipes;		/* sth_pipes_lock */
 /* Held across fork(): no pipe is made half-way through a conversion. */
 static pthread_mutex_t sth_pipes_create = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t sth_pipes_once = PTHREAD_ONCE_INIT;
-
-static void pipes_prefork(void);
-void sth_pipes_convert_all(void);
-static void pipes_postfork_parent(void)
-{
-	pthread_mutex_unlock(&sth_pipes_create);
-}
-static void pipes_postfork_child(void)
-{
-	pthread_mutex_init(&sth_pipes_create, NULL);
-	pthread_mutex_init(&sth_pipes_lock, NULL);
-}
-static void pipes_init(void)
-{
-	pthread_atfork(pipes_prefork, pipes_postfork_parent,
-		       pipes_postfork_child);
-}
 
 static void list_add(struct sth_pair *p)
 {
@@ -104,7 +86,6 @@ int sth_pipe(int fds[2])
 	if (!str_initialised)
 		str_init();
 	sth_ucopy_init();
-	pthread_once(&sth_pipes_once, pipes_init);
 	if (fds == NULL || sth_ucopy(probe, fds, sizeof(probe)) != 0)
 		return sth_err(EFAULT);
 	pair = calloc(1, sizeof(*pair));
@@ -247,10 +228,24 @@ out:
 	pthread_mutex_unlock(&p->p_lock);
 }
 
-static void pipes_prefork(void)
+/* fork (sth_fork.c): convert every pipe, then hold the list still (its
+ * lock is never held across an entry) until the fork is done. */
+void sth_pipes_prefork(void)
 {
 	pthread_mutex_lock(&sth_pipes_create);
 	sth_pipes_convert_all();
+	pthread_mutex_lock(&sth_pipes_lock);
+}
+
+void sth_pipes_postfork(bool child)
+{
+	if (child) {
+		pthread_mutex_init(&sth_pipes_lock, NULL);
+		pthread_mutex_init(&sth_pipes_create, NULL);
+	} else {
+		pthread_mutex_unlock(&sth_pipes_lock);
+		pthread_mutex_unlock(&sth_pipes_create);
+	}
 }
 
 /* Convert every pipe of this process (tests call this directly, to run
@@ -297,7 +292,6 @@ int sth_pipe_share(struct sthead *sh, int fds[3], int *side)
 	if (!(sh_flags(sh) & STRPIPE))
 		return ENXIO;
 	/* both ends here: give them the cross-process driver first */
-	pthread_once(&sth_pipes_once, pipes_init);
 	pthread_mutex_lock(&sth_pipes_create);
 	pthread_mutex_lock(&sh->sh_pair->p_lock);
 	bool local = sh->sh_peer != NULL;

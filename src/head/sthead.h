@@ -233,6 +233,9 @@ void sth_mirrors_atfork_child(void);
 /* sth_pipe.c: give every in-process pipe its cross-process driver (done
  * before fork; tests call it to run that path between threads). */
 void sth_pipes_convert_all(void);
+void sth_pipes_prefork(void);		/* fork (sth_fork.c) */
+void sth_pipes_postfork(bool child);
+void sth_fork_init(void);
 
 /* Let the driver move what it already has up the stream (a STREAMS pipe
  * end reading another process's ring), inside an entry: KEV_PULL for a

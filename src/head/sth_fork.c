@@ -1,0 +1,90 @@
+/*
+ * sth_fork.c -- the stream head's part of fork().
+ *
+ * A child must get every table of the head whole and no lock of it
+ * taken (its other threads are gone; a lock one of them held would be
+ * held for good).  The executive's gate (rcu.c) already keeps every
+ * thread out of its entries while fork() copies the process; the head's
+ * locks fall in two groups around it:
+ *
+ * - Locks held across an entry: sth_open_lock (a driver's open runs
+ *   under it), the link lock (unlinking enters), the name table's (a
+ *   fattach takes a plumbing lock under it) and the pipe list's.  Their
+ *   holders may be waiting to enter, so they are taken here, in the
+ *   prepare handler registered after the executive's, which runs before
+ *   the gate closes.  The pipes are converted to shared memory in the
+ *   same handler (sth_pipe.c).  Order: open, link, names, then the
+ *   pipes' (plumbing locks rank below all four).
+ * - Short locks no holder keeps across an entry (the descriptor table,
+ *   the device table): taken after the gate, by the executive's prepare
+ *   handler through str_fork_heads, so no thread inside an entry waits
+ *   for them while the gate waits for it.
+ *
+ * The parent lets everything go; the child makes the locks anew.  A
+ * stream's own plumbing lock is not covered: one held at the instant of
+ * the fork stays held in the child (README).
+ */
+#include "sthead.h"
+
+extern pthread_mutex_t sth_open_lock, sth_link_lock, sth_names_lock;
+extern pthread_mutex_t sth_fd_lock, sth_dev_lock;
+
+static pthread_once_t sth_fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&sth_open_lock);
+	pthread_mutex_lock(&sth_link_lock);
+	pthread_mutex_lock(&sth_names_lock);
+	sth_pipes_prefork();
+}
+
+static void fork_parent(void)
+{
+	sth_pipes_postfork(false);
+	pthread_mutex_unlock(&sth_names_lock);
+	pthread_mutex_unlock(&sth_link_lock);
+	pthread_mutex_unlock(&sth_open_lock);
+}
+
+static void fork_child(void)
+{
+	sth_pipes_postfork(true);
+	pthread_mutex_init(&sth_names_lock, NULL);
+	pthread_mutex_init(&sth_link_lock, NULL);
+	pthread_mutex_init(&sth_open_lock, NULL);
+}
+
+/* After the gate (init.c's prepare, parent and child handlers). */
+static void fork_gated(enum str_fork_phase ph)
+{
+	switch (ph) {
+	case STR_FORK_PREPARE:
+		pthread_mutex_lock(&sth_fd_lock);
+		pthread_mutex_lock(&sth_dev_lock);
+		break;
+	case STR_FORK_PARENT:
+		pthread_mutex_unlock(&sth_dev_lock);
+		pthread_mutex_unlock(&sth_fd_lock);
+		break;
+	case STR_FORK_CHILD:
+		pthread_mutex_init(&sth_dev_lock, NULL);
+		pthread_mutex_init(&sth_fd_lock, NULL);
+		break;
+	}
+}
+
+static void fork_init(void)
+{
+	str_init_core();
+	str_fork_heads = fork_gated;
+	/* after the executive's: this prepare handler runs before the
+	 * gate closes */
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* Before the first stream head exists (and after str_init). */
+void sth_fork_init(void)
+{
+	pthread_once(&sth_fork_once, fork_init);
+}
