@@ -440,6 +440,47 @@ static void test_anchor(void)
 	CHECK_RET(close(fd), 0);
 }
 
+/* I_ANCHOR beside pushes and pops: a pop holds the plumbing lock while
+ * it waits for a grace period, so I_ANCHOR must not wait for that lock
+ * inside the executive (before, the two threads hung within 0.5 s). */
+static int an_fd;
+static _Atomic int an_stop, an_done;
+
+static void *an_anchor(void *arg)
+{
+	(void)arg;
+	while (!an_stop)
+		(void)ioctl(an_fd, I_ANCHOR, 0);
+	return NULL;
+}
+
+static void *an_pushpop(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 5000; i++) {
+		(void)ioctl(an_fd, I_PUSH, "nullmod");
+		(void)ioctl(an_fd, I_POP, 0);	/* EPERM when not root */
+	}
+	an_done = 1;
+	return NULL;
+}
+
+static void test_anchor_beside_pops(void)
+{
+	pthread_t a, p;
+
+	an_fd = open_echo(0);
+	REQUIRE(pthread_create(&a, NULL, an_anchor, NULL) == 0);
+	REQUIRE(pthread_create(&p, NULL, an_pushpop, NULL) == 0);
+	for (int ms = 0; ms < 20000 && !an_done; ms++)
+		usleep(1000);
+	REQUIRE(an_done);	/* hung: nothing else can run */
+	an_stop = 1;
+	pthread_join(p, NULL);
+	pthread_join(a, NULL);
+	CHECK_RET(close(an_fd), 0);
+}
+
 static void test_passfd(void)
 {
 	int p[2], s = open_echo(0), f, n;
@@ -711,6 +752,7 @@ int main(void)
 	test_sig();
 	test_erropt();
 	test_anchor();
+	test_anchor_beside_pops();
 	test_passfd();
 	test_fdinsert();
 	test_transparent();

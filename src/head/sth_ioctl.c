@@ -1476,12 +1476,16 @@ int sth_ioctl(int fd, unsigned long cmd, void *arg, bool *handled)
 		err = copyout(arg, &v, sizeof(v));
 		break;
 	case I_ANCHOR:
+		/* the plumbing lock outside the entry, as above: a pop
+		 * holding it waits for a grace period (was a deadlock) */
+		str_exit(c.t);
 		sth_plumb_lock(sh);
 		if (sh->sh_sd.sd_pushcnt == 0)
 			err = EINVAL;
 		else
 			sh->sh_sd.sd_anchor = sh->sh_sd.sd_pushcnt;
 		sth_plumb_unlock(sh);
+		c.t = str_enter();
 		break;
 	case I_SENDFD:
 		err = ioc_sendfd(&c, int_arg(arg));
