@@ -163,6 +163,9 @@ void strsched_enable(queue_t *q)
 void strsched_unschedule(queue_t *q)
 {
 	queue_t *p, *prev = NULL;
+	/* inside an entry: fork's gate never copies the list half
+	 * unlinked */
+	struct strthread *t = str_enter();
 
 	strlock(&str_runq_lock);
 	if (q->q_onrunq) {
@@ -183,6 +186,7 @@ void strsched_unschedule(queue_t *q)
 		q->q_onrunq = 0;
 	}
 	strunlock(&str_runq_lock);
+	str_exit(t);
 	/* A worker that popped q already is inside an entry: the grace
 	 * period the caller waits next covers it. */
 }

@@ -213,9 +213,9 @@ static int call_open(queue_t *rq, dev_t *devp, int oflag, int sflag,
 	err = rq->q_qinfo->qi_qopen(rq, devp, oflag, sflag, cr);
 	if (rq->q_mstat != NULL)
 		__atomic_add_fetch(&rq->q_mstat->ms_ocnt, 1, __ATOMIC_RELAXED);
-	str_exit(t);
 	if (sq != NULL)
-		strperim_exit(sq);
+		strperim_exit(sq);	/* what it runs, inside the entry */
+	str_exit(t);
 	return err;
 }
 
@@ -232,9 +232,9 @@ static void call_close(queue_t *rq, int oflag, cred_t *cr)
 	rq->q_qinfo->qi_qclose(rq, oflag, cr);
 	if (rq->q_mstat != NULL)
 		__atomic_add_fetch(&rq->q_mstat->ms_ccnt, 1, __ATOMIC_RELAXED);
-	str_exit(t);
 	if (sq != NULL)
-		strperim_exit(sq);
+		strperim_exit(sq);	/* what it runs, inside the entry */
+	str_exit(t);
 }
 
 static void rele_owner(queue_t *rq)

@@ -306,9 +306,9 @@ static int reopen(struct sthead *sh, dev_t *devp, int oflag, cred_t *cr)
 			strperim_enter_wait(sq);
 		t = str_enter();
 		err = rq->q_qinfo->qi_qopen(rq, devp, oflag, sflag, cr);
-		str_exit(t);
 		if (sq != NULL)
-			strperim_exit(sq);
+			strperim_exit(sq);	/* its deferred work: inside */
+		str_exit(t);
 		if (err != 0)
 			return err;
 	}
