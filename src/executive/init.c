@@ -50,16 +50,18 @@ void (*str_shutdown_stream)(struct stdata *) = default_shutdown_stream;
 /* The stream head's own first step (forget every descriptor), if any. */
 void (*str_shutdown_heads)(void);
 
-void (*str_fork_heads)(enum str_fork_phase);
+void (*str_fork_heads)(bool prepare);
 
 /* After the gate (str_fork_prepare), the locks no holder keeps across an
  * entry: the head's, the registry and the stream list, the callout lock,
- * then the depots (the callout thread frees memory under its lock); the
- * parent lets them go in the other order. */
+ * then the depots (the callout thread frees memory under its lock).  The
+ * parent and the child (where the forking thread owns them) let them go
+ * in the other order: unlocked, not made anew, so a thread checker sees
+ * them released. */
 static void atfork_prepare(void)
 {
 	if (str_fork_heads != NULL)
-		str_fork_heads(STR_FORK_PREPARE);
+		str_fork_heads(true);
 	pthread_mutex_lock(&strreg_lock);
 	pthread_mutex_lock(&str_all_lock);
 	strtimer_atfork_prepare();
@@ -73,17 +75,13 @@ static void atfork_parent(void)
 	pthread_mutex_unlock(&str_all_lock);
 	pthread_mutex_unlock(&strreg_lock);
 	if (str_fork_heads != NULL)
-		str_fork_heads(STR_FORK_PARENT);
+		str_fork_heads(false);
 }
 
 static void atfork_child(void)
 {
-	if (str_fork_heads != NULL)
-		str_fork_heads(STR_FORK_CHILD);
-	pthread_mutex_init(&strreg_lock, NULL);
-	pthread_mutex_init(&str_all_lock, NULL);
+	atfork_parent();
 	str_fork_child();
-	strmem_atfork_child();
 	strthread_atfork_child();
 	strsched_atfork_child();
 	strtimer_atfork_child();

@@ -565,16 +565,11 @@ void strmem_atfork_prepare(void)
 		strlock(&str_depot[cls].lock);
 }
 
+/* (the child too: its forking thread holds them) */
 void strmem_atfork_parent(void)
 {
 	for (int cls = STR_NCLASSES; cls-- > 0;)
 		strunlock(&str_depot[cls].lock);
-}
-
-void strmem_atfork_child(void)
-{
-	for (int cls = 0; cls < STR_NCLASSES; cls++)
-		str_depot[cls].lock = 0;
 }
 
 /* Return a thread's cached objects to the depots (thread exit). */

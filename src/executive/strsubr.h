@@ -660,9 +660,9 @@ void strbufcall_kick(void);		/* memory was freed */
 extern _Atomic int strbufcall_waiting;	/* bufcalls pending */
 void strtimer_shutdown(void);
 /* fork: the stream head's short locks (none held across an entry), taken
- * after the gate closes (init.c) */
-enum str_fork_phase { STR_FORK_PREPARE, STR_FORK_PARENT, STR_FORK_CHILD };
-extern void (*str_fork_heads)(enum str_fork_phase);
+ * after the gate closes (prepare true) and let go in the parent and the
+ * child (false; init.c) */
+extern void (*str_fork_heads)(bool prepare);
 extern pthread_mutex_t str_all_lock;
 void strtimer_atfork_prepare(void);
 void strtimer_atfork_parent(void);
@@ -676,7 +676,6 @@ void strmem_shutdown(void);
 void strmem_init(void);
 void strmem_atfork_prepare(void);
 void strmem_atfork_parent(void);
-void strmem_atfork_child(void);
 
 /* Registry (reg.c). */
 int strreg_hold_mod(struct fmodsw *f);

@@ -673,9 +673,9 @@ void strtimer_atfork_parent(void)
 	pthread_mutex_unlock(&co_lock);
 }
 
+/* (after the parent handler, which let co_lock go) */
 void strtimer_atfork_child(void)
 {
-	pthread_mutex_init(&co_lock, NULL);
 	pthread_cond_init(&co_done, NULL);
 	co_thread_running = 0;
 }

@@ -13,16 +13,18 @@
  *   holders may be waiting to enter, so they are taken here, in the
  *   prepare handler registered after the executive's, which runs before
  *   the gate closes.  The pipes are converted to shared memory in the
- *   same handler (sth_pipe.c).  Order: open, link, names, then the
- *   pipes' (plumbing locks rank below all four).
+ *   same handler (sth_pipe.c), first.  Order: pipe creation (a
+ *   conversion), then open, link, names, the pipe list (a close takes
+ *   it under the link lock).
  * - Short locks no holder keeps across an entry (the descriptor table,
  *   the device table): taken after the gate, by the executive's prepare
  *   handler through str_fork_heads, so no thread inside an entry waits
  *   for them while the gate waits for it.
  *
- * The parent lets everything go; the child makes the locks anew.  A
- * stream's own plumbing lock is not covered: one held at the instant of
- * the fork stays held in the child (README).
+ * The parent and the child let everything go (in the child the forking
+ * thread holds them all; unlocked, not made anew, so a thread checker
+ * sees them released).  A stream's own plumbing lock is not covered:
+ * one held at the instant of the fork stays held in the child (README).
  */
 #include "sthead.h"
 
@@ -31,46 +33,36 @@ extern pthread_mutex_t sth_fd_lock, sth_dev_lock;
 
 static pthread_once_t sth_fork_once = PTHREAD_ONCE_INIT;
 
+/* The pipes are converted first, holding none of the others: letting go
+ * of a converted end may be its last close, which takes the link lock. */
 static void fork_prepare(void)
 {
+	sth_pipes_prefork();
 	pthread_mutex_lock(&sth_open_lock);
 	pthread_mutex_lock(&sth_link_lock);
 	pthread_mutex_lock(&sth_names_lock);
-	sth_pipes_prefork();
+	sth_pipes_hold();
 }
 
-static void fork_parent(void)
+/* The parent, and the child, whose forking thread holds them all. */
+static void fork_release(void)
 {
-	sth_pipes_postfork(false);
+	sth_pipes_unhold();
 	pthread_mutex_unlock(&sth_names_lock);
 	pthread_mutex_unlock(&sth_link_lock);
 	pthread_mutex_unlock(&sth_open_lock);
-}
-
-static void fork_child(void)
-{
-	sth_pipes_postfork(true);
-	pthread_mutex_init(&sth_names_lock, NULL);
-	pthread_mutex_init(&sth_link_lock, NULL);
-	pthread_mutex_init(&sth_open_lock, NULL);
+	sth_pipes_postfork();
 }
 
 /* After the gate (init.c's prepare, parent and child handlers). */
-static void fork_gated(enum str_fork_phase ph)
+static void fork_gated(bool prepare)
 {
-	switch (ph) {
-	case STR_FORK_PREPARE:
+	if (prepare) {
 		pthread_mutex_lock(&sth_fd_lock);
 		pthread_mutex_lock(&sth_dev_lock);
-		break;
-	case STR_FORK_PARENT:
+	} else {
 		pthread_mutex_unlock(&sth_dev_lock);
 		pthread_mutex_unlock(&sth_fd_lock);
-		break;
-	case STR_FORK_CHILD:
-		pthread_mutex_init(&sth_dev_lock, NULL);
-		pthread_mutex_init(&sth_fd_lock, NULL);
-		break;
 	}
 }
 
@@ -80,7 +72,7 @@ static void fork_init(void)
 	str_fork_heads = fork_gated;
 	/* after the executive's: this prepare handler runs before the
 	 * gate closes */
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	pthread_atfork(fork_prepare, fork_release, fork_release);
 }
 
 /* Before the first stream head exists (and after str_init). */

@@ -228,24 +228,28 @@ out:
 	pthread_mutex_unlock(&p->p_lock);
 }
 
-/* fork (sth_fork.c): convert every pipe, then hold the list still (its
- * lock is never held across an entry) until the fork is done. */
+/* fork (sth_fork.c): no new pipe from here, every pipe converted; the
+ * list held still (its lock is never held across an entry) until the
+ * fork is done. */
 void sth_pipes_prefork(void)
 {
 	pthread_mutex_lock(&sth_pipes_create);
 	sth_pipes_convert_all();
+}
+
+void sth_pipes_hold(void)
+{
 	pthread_mutex_lock(&sth_pipes_lock);
 }
 
-void sth_pipes_postfork(bool child)
+void sth_pipes_unhold(void)
 {
-	if (child) {
-		pthread_mutex_init(&sth_pipes_lock, NULL);
-		pthread_mutex_init(&sth_pipes_create, NULL);
-	} else {
-		pthread_mutex_unlock(&sth_pipes_lock);
-		pthread_mutex_unlock(&sth_pipes_create);
-	}
+	pthread_mutex_unlock(&sth_pipes_lock);
+}
+
+void sth_pipes_postfork(void)
+{
+	pthread_mutex_unlock(&sth_pipes_create);
 }
 
 /* Convert every pipe of this process (tests call this directly, to run

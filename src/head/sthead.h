@@ -234,7 +234,9 @@ void sth_mirrors_atfork_child(void);
  * before fork; tests call it to run that path between threads). */
 void sth_pipes_convert_all(void);
 void sth_pipes_prefork(void);		/* fork (sth_fork.c) */
-void sth_pipes_postfork(bool child);
+void sth_pipes_hold(void);
+void sth_pipes_unhold(void);
+void sth_pipes_postfork(void);		/* parent and child */
 void sth_fork_init(void);
 
 /* Let the driver move what it already has up the stream (a STREAMS pipe
