@@ -365,6 +365,13 @@ void str_stream_rele(struct stdata *sd)
 }
 
 /* Streams still open, for shutdown: calls fn on each with a hold. */
+/* Every stream, in a child just after fork() (its only thread: no lock). */
+void str_fork_each_stream(void (*fn)(struct stdata *))
+{
+	for (struct stdata *sd = str_all; sd != NULL; sd = sd->sd_all_next)
+		fn(sd);
+}
+
 void str_foreach_stream(void (*fn)(struct stdata *))
 {
 	for (;;) {

@@ -663,6 +663,7 @@ void strtimer_shutdown(void);
  * after the gate closes (prepare true) and let go in the parent and the
  * child (false; init.c) */
 extern void (*str_fork_heads)(bool prepare);
+void str_fork_each_stream(void (*fn)(struct stdata *));
 extern pthread_mutex_t str_all_lock;
 void strtimer_atfork_prepare(void);
 void strtimer_atfork_parent(void);

@@ -23,9 +23,12 @@
  *
  * The parent and the child let everything go (in the child the forking
  * thread holds them all; unlocked, not made anew, so a thread checker
- * sees them released).  A stream's own plumbing lock is not covered:
- * one held at the instant of the fork stays held in the child (README).
+ * sees them released).  A stream's own plumbing lock cannot be taken
+ * around the fork (it is held across a drain of up to 15 s): a stream
+ * whose lock was held is marked broken in the child instead (below).
  */
+#include <errno.h>
+
 #include "sthead.h"
 
 extern pthread_mutex_t sth_open_lock, sth_link_lock, sth_names_lock;
@@ -54,6 +57,49 @@ static void fork_release(void)
 	sth_pipes_postfork();
 }
 
+/*
+ * In the child: a stream whose plumbing lock (or its pipe's) another
+ * thread held at the fork is in the middle of a push, pop, open or close
+ * that will never finish.  Its locks are made anew and it is marked
+ * broken: reads, writes and ioctls fail with EIO, an open of its device
+ * with EIO, and closing it only lets the descriptor go, its modules and
+ * memory kept as they are (a thread of the parent may have been half-way
+ * through freeing them).
+ */
+static bool held_elsewhere(pthread_mutex_t *m)
+{
+	if (pthread_mutex_trylock(m) != 0)
+		return true;
+	pthread_mutex_unlock(m);
+	return false;
+}
+
+static void break_if_held(struct stdata *sd)
+{
+	struct sthead *sh = sd->sd_head;
+	bool held;
+
+	if (sh == NULL)
+		return;
+	held = sh->sh_pair != NULL && held_elsewhere(&sh->sh_pair->p_lock);
+	held |= held_elsewhere(&sd->sd_plumb);
+	if (!held)
+		return;
+	if (sh->sh_pair != NULL)
+		pthread_mutex_init(&sh->sh_pair->p_lock, NULL);
+	pthread_mutex_init(&sd->sd_plumb, NULL);
+	sth_hold(sh);			/* kept for good */
+	sh->sh_rerror = sh->sh_werror = EIO;
+	__atomic_or_fetch(&sh->sh_flag, STRBROKEN | STRDERR | STWRERR,
+			  __ATOMIC_RELAXED);
+}
+
+static void fork_child(void)
+{
+	fork_release();
+	str_fork_each_stream(break_if_held);
+}
+
 /* After the gate (init.c's prepare, parent and child handlers). */
 static void fork_gated(bool prepare)
 {
@@ -72,7 +118,7 @@ static void fork_init(void)
 	str_fork_heads = fork_gated;
 	/* after the executive's: this prepare handler runs before the
 	 * gate closes */
-	pthread_atfork(fork_prepare, fork_release, fork_release);
+	pthread_atfork(fork_prepare, fork_release, fork_child);
 }
 
 /* Before the first stream head exists (and after str_init). */

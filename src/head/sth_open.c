@@ -361,8 +361,9 @@ int sth_open_dev(struct cdevsw *cdev, minor_t minor, int oflag, int clone)
 		if (sh != NULL) {
 			pthread_mutex_unlock(&sth_open_lock);
 			sth_plumb_lock(sh);
-			if (sh_flags(sh) & (STRCLOSED | STPLEX)) {
-				err = sh_flags(sh) & STPLEX ? EINVAL : ENXIO;
+			if (sh_flags(sh) & (STRCLOSED | STPLEX | STRBROKEN)) {
+				err = sh_flags(sh) & STPLEX ? EINVAL :
+				      sh_flags(sh) & STRBROKEN ? EIO : ENXIO;
 				sth_plumb_unlock(sh);
 				sth_rele(sh);
 				return sth_err(err);
@@ -723,7 +724,8 @@ void sth_close_open(struct sthead *sh, int oflag)
 
 	sth_links_lock();	/* before the plumbing lock, always */
 	sth_plumb_lock(sh);
-	if (--sh->sh_opens > 0 || (sh_flags(sh) & STPLEX)) {
+	/* (a broken stream's modules are not closed: sth_fork.c) */
+	if (--sh->sh_opens > 0 || (sh_flags(sh) & (STPLEX | STRBROKEN))) {
 		bool last = sh->sh_opens == 0;
 		sth_plumb_unlock(sh);
 		sth_links_unlock();
