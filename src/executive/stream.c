@@ -364,7 +364,6 @@ void str_stream_rele(struct stdata *sd)
 	STRSTAT(ST_STREAM_FREE);
 }
 
-/* Streams still open, for shutdown: calls fn on each with a hold. */
 /* Every stream, in a child just after fork() (its only thread: no lock). */
 void str_fork_each_stream(void (*fn)(struct stdata *))
 {
@@ -372,6 +371,7 @@ void str_fork_each_stream(void (*fn)(struct stdata *))
 		fn(sd);
 }
 
+/* Streams still open, for shutdown: calls fn on each with a hold. */
 void str_foreach_stream(void (*fn)(struct stdata *))
 {
 	for (;;) {

@@ -7,12 +7,13 @@
  * thread out of its entries while fork() copies the process; the head's
  * locks fall in two groups around it:
  *
- * - Locks held across an entry: sth_open_lock (a driver's open runs
- *   under it), the link lock (unlinking enters), the name table's (a
- *   fattach takes a plumbing lock under it) and the pipe list's.  Their
- *   holders may be waiting to enter, so they are taken here, in the
- *   prepare handler registered after the executive's, which runs before
- *   the gate closes.  The pipes are converted to shared memory in the
+ * - Locks held across an entry or taken under one that is:
+ *   sth_open_lock (a driver's open runs under it), the link lock
+ *   (unlinking enters), the name table's (a fattach takes a plumbing
+ *   lock under it) and the pipe list's (a closing pipe end takes it
+ *   under the link lock).  Their holders may be waiting to enter, so
+ *   they are taken here, in the prepare handler registered after the
+ *   executive's, which runs before the gate closes.  The pipes are converted to shared memory in the
  *   same handler (sth_pipe.c), first.  Order: pipe creation (a
  *   conversion), then open, link, names, the pipe list (a close takes
  *   it under the link lock).

@@ -228,9 +228,8 @@ out:
 	pthread_mutex_unlock(&p->p_lock);
 }
 
-/* fork (sth_fork.c): no new pipe from here, every pipe converted; the
- * list held still (its lock is never held across an entry) until the
- * fork is done. */
+/* fork (sth_fork.c): no new pipe from here, every pipe converted; then
+ * (hold) the list held still until the fork is done. */
 void sth_pipes_prefork(void)
 {
 	pthread_mutex_lock(&sth_pipes_create);

@@ -78,11 +78,11 @@
 #define STRTOSTOP	0x0800
 #define STRPEERGONE	0x1000	/* pipe: the other end is closed */
 #define STRCLONE	0x2000	/* opened through the clone driver */
-#define STRBROKEN	0x8000	/* fork(): another thread was changing its
-				   plumbing; unusable in the child (EIO) */
 #define STRBANDQ	0x4000	/* a band > 0 message may be queued ahead
 				   of the read cache (set after queueing,
 				   cleared by the reader before looking) */
+#define STRBROKEN	0x8000	/* fork(): another thread was changing its
+				   plumbing; unusable in the child (EIO) */
 
 /* Mirror event bits (sh_mwant / sh_mhave) */
 #define MIR_IN		0x01
