@@ -13,10 +13,9 @@
  *   lock under it) and the pipe list's (a closing pipe end takes it
  *   under the link lock).  Their holders may be waiting to enter, so
  *   they are taken here, in the prepare handler registered after the
- *   executive's, which runs before the gate closes.  The pipes are converted to shared memory in the
- *   same handler (sth_pipe.c), first.  Order: pipe creation (a
- *   conversion), then open, link, names, the pipe list (a close takes
- *   it under the link lock).
+ *   executive's, which runs before the gate closes.  The pipes are
+ *   converted to shared memory in the same handler (sth_pipe.c), first,
+ *   with new pipes held back (sth_pipes_create).
  * - Short locks no holder keeps across an entry (the descriptor table,
  *   the device table): taken after the gate, by the executive's prepare
  *   handler through str_fork_heads, so no thread inside an entry waits
@@ -33,6 +32,7 @@
 #include "sthead.h"
 
 extern pthread_mutex_t sth_open_lock, sth_link_lock, sth_names_lock;
+extern pthread_mutex_t sth_pipes_create, sth_pipes_lock;
 extern pthread_mutex_t sth_fd_lock, sth_dev_lock;
 
 static pthread_once_t sth_fork_once = PTHREAD_ONCE_INIT;
@@ -41,21 +41,22 @@ static pthread_once_t sth_fork_once = PTHREAD_ONCE_INIT;
  * of a converted end may be its last close, which takes the link lock. */
 static void fork_prepare(void)
 {
-	sth_pipes_prefork();
+	pthread_mutex_lock(&sth_pipes_create);
+	sth_pipes_convert_all();
 	pthread_mutex_lock(&sth_open_lock);
 	pthread_mutex_lock(&sth_link_lock);
 	pthread_mutex_lock(&sth_names_lock);
-	sth_pipes_hold();
+	pthread_mutex_lock(&sth_pipes_lock);
 }
 
 /* The parent, and the child, whose forking thread holds them all. */
 static void fork_release(void)
 {
-	sth_pipes_unhold();
+	pthread_mutex_unlock(&sth_pipes_lock);
 	pthread_mutex_unlock(&sth_names_lock);
 	pthread_mutex_unlock(&sth_link_lock);
 	pthread_mutex_unlock(&sth_open_lock);
-	sth_pipes_postfork();
+	pthread_mutex_unlock(&sth_pipes_create);
 }
 
 /*

@@ -42,10 +42,10 @@
 #include "../drivers/shmpipe.h"
 
 /* Pipes whose two ends are both in this process, for fork to convert. */
-static pthread_mutex_t sth_pipes_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t sth_pipes_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sth_pair *sth_pipes;		/* sth_pipes_lock */
 /* Held across fork(): no pipe is made half-way through a conversion. */
-static pthread_mutex_t sth_pipes_create = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t sth_pipes_create = PTHREAD_MUTEX_INITIALIZER;
 
 static void list_add(struct sth_pair *p)
 {
@@ -226,29 +226,6 @@ out:
 	pthread_mutex_unlock(&b->sh_sd.sd_plumb);
 	pthread_mutex_unlock(&a->sh_sd.sd_plumb);
 	pthread_mutex_unlock(&p->p_lock);
-}
-
-/* fork (sth_fork.c): no new pipe from here, every pipe converted; then
- * (hold) the list held still until the fork is done. */
-void sth_pipes_prefork(void)
-{
-	pthread_mutex_lock(&sth_pipes_create);
-	sth_pipes_convert_all();
-}
-
-void sth_pipes_hold(void)
-{
-	pthread_mutex_lock(&sth_pipes_lock);
-}
-
-void sth_pipes_unhold(void)
-{
-	pthread_mutex_unlock(&sth_pipes_lock);
-}
-
-void sth_pipes_postfork(void)
-{
-	pthread_mutex_unlock(&sth_pipes_create);
 }
 
 /* Convert every pipe of this process (tests call this directly, to run

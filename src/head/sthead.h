@@ -235,11 +235,7 @@ void sth_mirrors_atfork_child(void);
 /* sth_pipe.c: give every in-process pipe its cross-process driver (done
  * before fork; tests call it to run that path between threads). */
 void sth_pipes_convert_all(void);
-void sth_pipes_prefork(void);		/* fork (sth_fork.c) */
-void sth_pipes_hold(void);
-void sth_pipes_unhold(void);
-void sth_pipes_postfork(void);		/* parent and child */
-void sth_fork_init(void);
+void sth_fork_init(void);		/* sth_fork.c */
 
 /* Let the driver move what it already has up the stream (a STREAMS pipe
  * end reading another process's ring), inside an entry: KEV_PULL for a
