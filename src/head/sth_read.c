@@ -646,6 +646,14 @@ static mblk_t *rtake(struct sthead *sh, rmatch_fn match, void *arg,
 	*nonempty = false;
 	*cached = false;
 	rcache_check(sh);
+	/* nothing cached and nothing queued (a byte-stream read looking
+	 * for more after what it has, or a reader about to sleep): no lock
+	 * needed to say so.  A message whose put has not reached q_first is
+	 * one that arrives after this look, as it would after the lock. */
+	if (sh->sh_rcache == NULL &&
+	    __atomic_load_n(&rq->q_first, __ATOMIC_ACQUIRE) == NULL &&
+	    !(sh_flags(sh) & STRBANDQ))
+		return NULL;
 	if (sh->sh_rcache == NULL) {
 		unsigned g;
 		mp = str_getq_run(rq, &sh->sh_rflushgen, &g);
