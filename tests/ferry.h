@@ -24,6 +24,8 @@
 
 #include "sth.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/tihdr.h>
 #include <sys/timod.h>
 #include <xti.h>
@@ -806,6 +808,27 @@ static inline struct ferry *ferry_ep(int serv, int ts)
 
 	REQUIRE(ferry_sync_ep(f, &ia) >= 0);
 	return f;
+}
+
+/* t_bind an Internet endpoint to 127.0.0.1, port chosen by the
+ * provider, with qlen: the address bound. */
+static inline struct sockaddr_in bind_lo4(int fd, unsigned qlen)
+{
+	struct sockaddr_in s, got;
+	struct t_bind b, r;
+
+	memset(&s, 0, sizeof(s));
+	s.sin_family = AF_INET;
+	s.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	memset(&b, 0, sizeof(b));
+	b.addr.buf = (char *)&s;
+	b.addr.len = sizeof(s);
+	b.qlen = qlen;
+	memset(&r, 0, sizeof(r));
+	r.addr.buf = (char *)&got;
+	r.addr.maxlen = sizeof(got);
+	REQUIRE(t_bind(fd, &b, &r) == 0);
+	return got;
 }
 
 #endif

@@ -44,33 +44,7 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-static double cpu_s(void)
-{
-	struct rusage ru;
 
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-static struct sockaddr_in bind_lo(int fd, unsigned qlen)
-{
-	struct sockaddr_in s, got;
-	struct t_bind b, r;
-
-	memset(&s, 0, sizeof(s));
-	s.sin_family = AF_INET;
-	s.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	memset(&b, 0, sizeof(b));
-	b.addr.buf = (char *)&s;
-	b.addr.len = sizeof(s);
-	b.qlen = qlen;
-	memset(&r, 0, sizeof(r));
-	r.addr.buf = (char *)&got;
-	r.addr.maxlen = sizeof(got);
-	REQUIRE(t_bind(fd, &b, &r) == 0);
-	return got;
-}
 
 /* Block a reader on fd for 400 ms: the CPU it used; then end it with
  * poke (NULL: a signal, EINTR). */
@@ -126,7 +100,7 @@ int main(void)
 		double used;
 
 		REQUIRE(fd >= 0);
-		a = bind_lo(fd, 0);
+		a = bind_lo4(fd, 0);
 		used = idle_cost(fd, NULL, NULL);
 		printf("%s bound, idle: %.3f s of CPU in 0.4 s\n", devs[i],
 		       used);
@@ -142,7 +116,7 @@ int main(void)
 			 * the kernel's backlog than it may indicate */
 			lfd = t_open(devs[i], O_RDWR, NULL);
 			REQUIRE(lfd >= 0);
-			a = bind_lo(lfd, 1);
+			a = bind_lo4(lfd, 1);
 			for (int k = 0; k < 6; k++) {
 				/* the kernel's backlog is small too: the
 				 * callers beyond it wait in connect() */

@@ -434,14 +434,6 @@ static void test_data_across_relisten(void)
 	close(l);
 }
 
-static double cpu_s(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
 
 /* A listener accepted onto itself released with data still waiting (it
  * would listen again once drained), then unbound: it does nothing. */
