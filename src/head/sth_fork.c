@@ -17,7 +17,7 @@
  *   converted to shared memory in the same handler (sth_pipe.c), first,
  *   with new pipes held back (sth_pipes_create).
  * - Short locks no holder keeps across an entry (the descriptor table,
- *   the device table): taken after the gate, by the executive's prepare
+ *   the device table, the restarting signals' set): taken after the gate, by the executive's prepare
  *   handler through str_fork_heads, so no thread inside an entry waits
  *   for them while the gate waits for it.
  *
@@ -33,7 +33,7 @@
 
 extern pthread_mutex_t sth_open_lock, sth_link_lock, sth_names_lock;
 extern pthread_mutex_t sth_pipes_create, sth_pipes_lock;
-extern pthread_mutex_t sth_fd_lock, sth_dev_lock;
+extern pthread_mutex_t sth_fd_lock, sth_dev_lock, sth_restart_lock;
 
 static pthread_once_t sth_fork_once = PTHREAD_ONCE_INIT;
 
@@ -108,7 +108,9 @@ static void fork_gated(bool prepare)
 	if (prepare) {
 		pthread_mutex_lock(&sth_fd_lock);
 		pthread_mutex_lock(&sth_dev_lock);
+		pthread_mutex_lock(&sth_restart_lock);
 	} else {
+		pthread_mutex_unlock(&sth_restart_lock);
 		pthread_mutex_unlock(&sth_dev_lock);
 		pthread_mutex_unlock(&sth_fd_lock);
 	}

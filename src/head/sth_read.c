@@ -868,8 +868,8 @@ static int kevfd(struct sthead *sh)
 static int read_wait_direct(struct rctx *c, struct strkev *ke, int efd)
 {
 	struct sthead *sh = c->sh;
-	struct pollfd p[2];
-	int err = 0;
+	struct pollfd p[3];
+	int err = 0, np = 2;
 	long r = 0;
 
 	wait_begin(c, true);
@@ -887,10 +887,23 @@ static int read_wait_direct(struct rctx *c, struct strkev *ke, int efd)
 		p[1].events = POLLIN;
 		p[0].revents = p[1].revents = 0;
 		str_exit(c->t);
-		r = syscall(SYS_ppoll, p, 2, &ts, NULL, 0);
+		/* ppoll is never restarted: keep the signals whose handlers
+		 * ask for it out of the wait (sth_restart.c) */
+		sigset_t mask;
+		p[2].fd = sth_restart_prepare(&mask);
+		if (p[2].fd >= 0) {
+			p[2].events = POLLIN;
+			p[2].revents = 0;
+			np = 3;
+		}
+		r = syscall(SYS_ppoll, p, np, &ts, np == 3 ? &mask : NULL,
+			    np == 3 ? (size_t)_NSIG / 8 : 0);
 		c->t = str_enter();
 		if (r < 0 && errno == EINTR)
 			err = EINTR;
+		if (np == 3 && r > 0 && p[2].revents != 0 &&
+		    (p[0].revents | p[1].revents) == 0)
+			r = 0;		/* only a restarting handler ran */
 		if (r > 0 && (p[1].revents & POLLIN)) {
 			uint64_t v;
 

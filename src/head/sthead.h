@@ -402,6 +402,13 @@ int sth_setsig(struct sthead *sh, int events);
 int sth_getsig(struct sthead *sh, int *events);
 void sth_sig_atfork_child(struct sthead *sh);
 
+/* ---- sth_restart.c ---- */
+/* For a ppoll that SA_RESTART handlers must not interrupt: *mask to give
+ * it and a signalfd to add to its set (readable: a restarting signal's
+ * handler runs as ppoll returns; wait again), or -1 (no such handler:
+ * wait as usual). */
+int sth_restart_prepare(sigset_t *mask);
+
 /* ---- sth_posix.c: the real libc calls ---- */
 struct sth_libc {
 	int (*open)(const char *, int, ...);

@@ -1,0 +1,214 @@
+/*
+ * test_inet_restart -- a signal caught with SA_RESTART does not end a
+ * blocking read of a stream over a kernel socket; one caught without it
+ * does (EINTR).
+ *
+ * The readers of /dev/udp, /dev/inet/udp and /dev/tcp sleep in ppoll on
+ * the socket, which Linux never restarts (sth_restart.c).  For each, a
+ * thread blocks in getmsg; the test sends it signals whose handlers were
+ * installed with sigaction(SA_RESTART) and with signal() (BSD semantics:
+ * restarting), checks that each handler ran and the reader still waits,
+ * then sends data, which the reader must get.  Then the handler is
+ * installed again without SA_RESTART, and the same signal must end the
+ * wait with EINTR.  A restarting signal the reader's thread blocks stays
+ * pending without making the reader spin.
+ */
+#include "ferry.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+static int rfd;
+static int rerr;
+static int rgot;		/* atomic: -2 while the reader waits */
+static int rlen;
+static char rbuf[64];
+static int ran[NSIG];		/* atomic: handler calls per signal */
+static sigset_t rblock;		/* what the reader blocks */
+
+static void on_sig(int s)
+{
+	__atomic_add_fetch(&ran[s], 1, __ATOMIC_RELAXED);
+}
+
+static void *reader(void *arg)
+{
+	struct strbuf c, d;
+	char cb[256];
+	int flags = 0, r;
+
+	(void)arg;
+	pthread_sigmask(SIG_BLOCK, &rblock, NULL);
+	c.maxlen = sizeof(cb);
+	c.buf = cb;
+	d.maxlen = sizeof(rbuf);
+	d.buf = rbuf;
+	r = getmsg(rfd, &c, &d, &flags);
+	rerr = r < 0 ? errno : 0;
+	rlen = d.len;
+	__atomic_store_n(&rgot, r, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int waiting(void)
+{
+	return __atomic_load_n(&rgot, __ATOMIC_ACQUIRE) == -2;
+}
+
+static void start(pthread_t *t, int fd)
+{
+	rfd = fd;
+	rgot = -2;
+	rlen = -1;
+	REQUIRE(pthread_create(t, NULL, reader, NULL) == 0);
+	pause_ms(50);			/* asleep by now */
+	CHECK(waiting());
+}
+
+#ifndef __SANITIZE_THREAD__
+
+/* Five signals sig to the waiting reader t: each handler must run and
+ * the reader must go on waiting. */
+static void poke_restart(pthread_t t, int sig)
+{
+	int before = __atomic_load_n(&ran[sig], __ATOMIC_RELAXED);
+
+	for (int i = 0; i < 5; i++) {
+		pthread_kill(t, sig);
+		pause_ms(20);
+	}
+	CHECK_EQ(__atomic_load_n(&ran[sig], __ATOMIC_RELAXED), before + 5);
+	CHECK(waiting());
+}
+#endif
+
+
+static void install(int sig, int flags)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sig;
+	sa.sa_flags = flags;
+	CHECK_RET(sigaction(sig, &sa, NULL), 0);
+}
+
+/* The reader's wait on fd; send() makes the data it must then get. */
+static void check_waits(int fd, void (*send)(void *), void *arg)
+{
+	pthread_t t;
+
+#ifndef __SANITIZE_THREAD__
+	/* restarting: sigaction with SA_RESTART, and signal().  (Not under
+	 * ThreadSanitizer, whose own handler takes the signal and delivers
+	 * it again later, into a wait that then fails with EINTR.) */
+	install(SIGUSR1, SA_RESTART);
+	REQUIRE(signal(SIGUSR2, on_sig) != SIG_ERR);
+	start(&t, fd);
+	poke_restart(t, SIGUSR1);
+	poke_restart(t, SIGUSR2);
+	send(arg);
+	pthread_join(t, NULL);
+	CHECK_EQ(rgot, 0);
+	CHECK_EQ(rlen, 1);
+	CHECK_EQ(rbuf[0], 'x');
+#endif
+
+	/* not restarting: EINTR */
+	install(SIGUSR1, 0);
+	start(&t, fd);
+	pthread_kill(t, SIGUSR1);
+	pthread_join(t, NULL);
+	CHECK_EQ(rgot, -1);
+	CHECK_EQ(rerr, EINTR);
+
+#ifndef __SANITIZE_THREAD__
+	/* restarting but blocked by the reader: pending, and no spinning */
+	double c0, c1;
+
+	sigaddset(&rblock, SIGUSR2);
+	start(&t, fd);
+	pthread_kill(t, SIGUSR2);
+	c0 = cpu_s();
+	pause_ms(300);
+	c1 = cpu_s();
+	printf("  a blocked SIGUSR2 pending: %.3f s of CPU in 0.3 s\n",
+	       c1 - c0);
+	CHECK(c1 - c0 < 0.1);
+	CHECK(waiting());
+	send(arg);
+	pthread_join(t, NULL);
+	CHECK_EQ(rgot, 0);
+	CHECK_EQ(rlen, 1);
+	sigemptyset(&rblock);
+#else
+	(void)send;
+	(void)arg;
+#endif
+}
+
+static void send_dgram(void *arg)
+{
+	struct sockaddr_in *to = arg;
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+
+	CHECK_RET((int)sendto(s, "x", 1, 0, (struct sockaddr *)to,
+			      sizeof(*to)), 1);
+	close(s);
+}
+
+static void send_stream(void *arg)
+{
+	CHECK_RET((int)send(*(int *)arg, "x", 1, 0), 1);
+}
+
+int main(void)
+{
+	static const char *const udp[] = { "/dev/udp", "/dev/inet/udp" };
+	static const char *const tcp[] = { "/dev/tcp", "/dev/inet/tcp" };
+
+	alarm(60);
+	sigemptyset(&rblock);
+	for (int i = 0; i < 2; i++) {
+		int fd = t_open(udp[i], O_RDWR, NULL);
+		struct sockaddr_in a;
+
+		REQUIRE(fd >= 0);
+		a = bind_lo4(fd, 0);
+		printf("%s\n", udp[i]);
+		check_waits(fd, send_dgram, &a);
+		CHECK_RET(t_close(fd), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		int fd = t_open(tcp[i], O_RDWR, NULL), l, s;
+		struct sockaddr_in a;
+		socklen_t al = sizeof(a);
+		struct t_call call;
+
+		REQUIRE(fd >= 0);
+		l = socket(AF_INET, SOCK_STREAM, 0);
+		memset(&a, 0, sizeof(a));
+		a.sin_family = AF_INET;
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		REQUIRE(bind(l, (struct sockaddr *)&a, sizeof(a)) == 0);
+		REQUIRE(listen(l, 1) == 0);
+		REQUIRE(getsockname(l, (struct sockaddr *)&a, &al) == 0);
+		REQUIRE(t_bind(fd, NULL, NULL) == 0);
+		memset(&call, 0, sizeof(call));
+		call.addr.buf = (char *)&a;
+		call.addr.len = sizeof(a);
+		REQUIRE(t_connect(fd, &call, NULL) == 0);
+		s = accept(l, NULL, NULL);
+		REQUIRE(s >= 0);
+		printf("%s\n", tcp[i]);
+		check_waits(fd, send_stream, &s);
+		close(s);
+		close(l);
+		CHECK_RET(t_close(fd), 0);
+	}
+	T_DONE();
+}
