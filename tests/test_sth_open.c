@@ -511,6 +511,45 @@ static void test_autopush(void)
 	CHECK_RET(close(fd), 0);
 }
 
+/*
+ * A stream descriptor closed behind the library's back (the raw system
+ * call) leaves a stale entry.  When the kernel gives the number to the
+ * library's next descriptor for an open of a stream, the stale stream is
+ * released.  That last close takes the link lock and the stale stream's
+ * plumbing lock: it must run after the open lets go of the opened
+ * stream's plumbing lock (before, ThreadSanitizer reported the inversion
+ * with the opened stream's own last close, which takes them the other
+ * way).  A second open of a device stream and a dup get the number (a
+ * new stream's own internal descriptors would take it first).
+ */
+static void test_stale_number(void)
+{
+	long base = streams_in_use();
+	int p[2], fd, first;
+	char buf[8];
+
+	for (int kind = 0; kind < 2; kind++) {
+		first = kind == 0 ? open("/dev/streams/echo/3", O_RDWR)
+				  : open_echo(0);
+		REQUIRE(first >= 0);
+		REQUIRE(s_pipe(p) == 0);
+		/* the kernel forgets p[1]; the library still maps it */
+		CHECK_RET((int)syscall(SYS_close, p[1]), 0);
+		fd = kind == 0 ? open("/dev/streams/echo/3", O_RDWR)
+			       : dup(first);
+		REQUIRE(fd >= 0);
+		CHECK_EQ(fd, p[1]);		/* the lowest free number */
+		CHECK_RET(isastream(fd), 1);
+		CHECK(echoes(fd, first, "stale number"));
+		/* the old end is gone: its peer sees the hangup */
+		CHECK_RET(read(p[0], buf, sizeof(buf)), 0);
+		CHECK_RET(close(p[0]), 0);
+		CHECK_RET(close(fd), 0);
+		CHECK_RET(close(first), 0);
+	}
+	CHECK_RET(streams_in_use(), base);
+}
+
 int main(void)
 {
 	th_mark();
@@ -523,6 +562,7 @@ int main(void)
 	test_cltime_drain();
 	test_fattach();
 	test_autopush();
+	test_stale_number();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();
 }

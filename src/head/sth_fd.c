@@ -84,26 +84,26 @@ struct sth_file *sth_file_new(struct sthead *sh, int oflag)
 }
 
 /* Name f by fd; takes one reference for the name.  A stale entry (the
- * kernel gave the number out again after a close we did not see) is
- * released. */
-int sth_fd_install(int fd, struct sth_file *f)
+ * kernel gave the number out again after a close we did not see) goes
+ * to *stale, for the caller to release once it holds no lock and is in
+ * no entry: releasing it may close its stream, which takes the link lock
+ * and that stream's plumbing lock (callers hold another's). */
+int sth_fd_install(int fd, struct sth_file *f, struct sth_file **stale)
 {
-	struct sth_file *stale;
 	int err;
 
+	*stale = NULL;
 	if ((err = sth_fd_init()) != 0)
 		return err;
 	if (fd < 0 || fd >= sth_fdcap)
 		return EMFILE;
 	__atomic_add_fetch(&f->f_refs, 1, __ATOMIC_ACQ_REL);
 	pthread_mutex_lock(&sth_fd_lock);
-	stale = sth_fdtab[fd];
+	*stale = sth_fdtab[fd];
 	__atomic_store_n(&sth_fdtab[fd], f, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&sth_fd_lock);
-	if (stale != NULL) {
+	if (*stale != NULL)
 		closed_note(fd);
-		sth_file_rele(stale);
-	}
 	return 0;
 }
 
@@ -124,12 +124,6 @@ struct sth_file *sth_fd_remove(int fd)
 	return f;
 }
 
-/* newfd is a dup of a descriptor naming f. */
-int sth_fd_dup_of(int newfd, struct sth_file *f)
-{
-	return sth_fd_install(newfd, f);
-}
-
 /* Shutdown: forget every stream descriptor; the streams close as their
  * last descriptor goes (without waiting for their write sides). */
 void sth_fd_shutdown(void)
@@ -148,6 +142,8 @@ void sth_fd_shutdown(void)
 /* Drop one reference; the last closes the file (outside any entry). */
 void sth_file_rele(struct sth_file *f)
 {
+	if (f == NULL)
+		return;
 	if (__atomic_sub_fetch(&f->f_refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
 	sth_close_file(f);

@@ -252,11 +252,12 @@ struct sthead *sth_alloc(void)
 }
 
 /* A new descriptor for a new open of sh (sd_plumb held). */
-int sth_new_fd(struct sthead *sh, int oflag)
+int sth_new_fd(struct sthead *sh, int oflag, struct sth_file **stale)
 {
 	struct sth_file *f;
 	int fd, err;
 
+	*stale = NULL;
 	fd = sth_real.fcntl(sh->sh_mfd_app,
 			    (oflag & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD, 0);
 	if (fd < 0)
@@ -270,7 +271,7 @@ int sth_new_fd(struct sthead *sh, int oflag)
 	}
 	if (sh->sh_opens++ == 0)
 		sth_hold(sh);		/* the opens' reference */
-	if ((err = sth_fd_install(fd, f)) != 0) {
+	if ((err = sth_fd_install(fd, f, stale)) != 0) {
 		sh->sh_opens--;
 		free(f);
 		sth_real.close(fd);
@@ -337,6 +338,7 @@ static int autopush(struct sthead *sh, dev_t dev, int oflag, cred_t *cr)
 
 int sth_open_dev(struct cdevsw *cdev, minor_t minor, int oflag, int clone)
 {
+	struct sth_file *stale = NULL;
 	struct sthead *sh;
 	cred_t cr;
 	dev_t dev;
@@ -369,9 +371,12 @@ int sth_open_dev(struct cdevsw *cdev, minor_t minor, int oflag, int clone)
 				return sth_err(err);
 			}
 			err = reopen(sh, &dev, oflag, &cr);
-			fd = err ? -1 : sth_new_fd(sh, oflag);
+			fd = err ? -1 : sth_new_fd(sh, oflag, &stale);
+			if (fd < 0 && err == 0)
+				err = errno;
 			sth_plumb_unlock(sh);
 			sth_rele(sh);
+			sth_file_rele(stale);
 			return err ? sth_err(err) : fd;
 		}
 	}
@@ -398,7 +403,7 @@ int sth_open_dev(struct cdevsw *cdev, minor_t minor, int oflag, int clone)
 		sth_rele(sh);
 		goto fail_unlock;
 	}
-	fd = sth_new_fd(sh, oflag);
+	fd = sth_new_fd(sh, oflag, &stale);
 	if (fd < 0) {
 		err = errno;
 		str_close_all(&sh->sh_sd, oflag, &cr);
@@ -411,6 +416,7 @@ int sth_open_dev(struct cdevsw *cdev, minor_t minor, int oflag, int clone)
 	sth_rele(sh);		/* sth_alloc's reference; the open holds one */
 	if (!clone)
 		pthread_mutex_unlock(&sth_open_lock);
+	sth_file_rele(stale);
 	return fd;
 
 fail_unlock:
@@ -497,11 +503,13 @@ int sth_open_path(const char *path, int oflag, mode_t mode)
 				sth_rele(sh);
 				return fd;
 			}
+			struct sth_file *stale = NULL;
 			sth_plumb_lock(sh);
 			fd = (sh_flags(sh) & STRCLOSED) ? sth_err(ENXIO)
-							: sth_new_fd(sh, oflag);
+				: sth_new_fd(sh, oflag, &stale);
 			sth_plumb_unlock(sh);
 			sth_rele(sh);
+			sth_file_rele(stale);
 			return fd;
 		}
 		char drv[DEVNAMESZ + 1];

@@ -79,6 +79,7 @@ int sth_pipe(int fds[2])
 {
 	struct sthead *a, *b;
 	struct sth_pair *pair;
+	struct sth_file *stale;
 	int fa, fb, err;
 
 	int probe[2];
@@ -120,14 +121,20 @@ int sth_pipe(int fds[2])
 	list_add(pair);
 	pthread_mutex_unlock(&sth_pipes_create);
 	sth_plumb_lock(a);
-	fa = sth_new_fd(a, O_RDWR);
+	fa = sth_new_fd(a, O_RDWR, &stale);
+	err = fa < 0 ? errno : 0;
 	sth_plumb_unlock(a);
-	sth_plumb_lock(b);
-	fb = fa >= 0 ? sth_new_fd(b, O_RDWR) : -1;
-	sth_plumb_unlock(b);
+	sth_file_rele(stale);
+	fb = -1;
+	if (fa >= 0) {
+		sth_plumb_lock(b);
+		fb = sth_new_fd(b, O_RDWR, &stale);
+		err = fb < 0 ? errno : 0;
+		sth_plumb_unlock(b);
+		sth_file_rele(stale);
+	}
 	/* the opens hold the streams now */
 	if (fa < 0 || fb < 0) {
-		err = errno;
 		pthread_mutex_lock(&sth_pipes_lock);
 		list_del(pair);
 		pthread_mutex_unlock(&sth_pipes_lock);
@@ -290,9 +297,10 @@ int sth_pipe_share(struct sthead *sh, int fds[3], int *side)
 
 int sth_pipe_join(const int fds[3], int side, int oflag)
 {
+	struct sth_file *stale = NULL;
 	struct sthead *sh;
 	cred_t cr;
-	int err, fd;
+	int err, fd = -1;
 
 	if (!str_initialised)
 		str_init();
@@ -307,11 +315,12 @@ int sth_pipe_join(const int fds[3], int side, int oflag)
 	str_getcred(&cr);
 	sth_plumb_lock(sh);
 	err = shmpipe_join(&sh->sh_sd, fds, side, &cr);
-	if (err == 0 && (fd = sth_new_fd(sh, oflag)) < 0) {
+	if (err == 0 && (fd = sth_new_fd(sh, oflag, &stale)) < 0) {
 		err = errno;
 		str_close_all(&sh->sh_sd, O_NONBLOCK, &cr);
 	}
 	sth_plumb_unlock(sh);
 	sth_rele(sh);		/* sth_alloc's; the open holds one */
+	sth_file_rele(stale);
 	return err != 0 ? -err : fd;
 }

@@ -318,7 +318,7 @@ int close_range(unsigned int first, unsigned int last, int flags)
 static void dup_note(int fd, int newfd)
 {
 	struct strthread *t;
-	struct sth_file *old, *f;
+	struct sth_file *old, *f, *stale = NULL;
 
 	if (newfd < 0 || newfd == fd)
 		return;
@@ -326,10 +326,10 @@ static void dup_note(int fd, int newfd)
 	t = str_enter();
 	f = sth_lookup(fd);
 	if (f != NULL)
-		sth_fd_dup_of(newfd, f);
+		(void)sth_fd_install(newfd, f, &stale);
 	str_exit(t);
-	if (old != NULL)
-		sth_file_rele(old);
+	sth_file_rele(old);
+	sth_file_rele(stale);
 }
 
 int dup(int fd)

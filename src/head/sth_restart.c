@@ -54,13 +54,13 @@ static signal_fn real_signal, real_sysv_signal, real_bsd_signal, real_sigset;
 static siginterrupt_fn real_siginterrupt;
 
 /* bumped after every change of a handler (any thread, also a handler) */
-static _Atomic unsigned sig_gen = 1;
+static unsigned sig_gen = 1;
 /* the set as of sig_seen (sth_restart_lock, taken around fork() with
  * the head's other short locks: sth_fork.c); read racily by waiters, who
  * only compare sig_seen with sig_gen before trusting it */
 pthread_mutex_t sth_restart_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic uint64_t sig_restart;	/* bit s-1: signal s restarts */
-static _Atomic unsigned sig_seen;	/* sig_gen when it was computed */
+static uint64_t sig_restart;	/* bit s-1: signal s restarts */
+static unsigned sig_seen;	/* sig_gen when it was computed */
 
 static pthread_key_t sig_key;
 static pthread_once_t sig_once = PTHREAD_ONCE_INIT;

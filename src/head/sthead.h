@@ -302,11 +302,12 @@ static inline struct sth_file *sth_lookup(int fd)
 }
 
 int sth_fd_init(void);
-int sth_fd_install(int fd, struct sth_file *f);	/* 0 or errno */
+/* 0 or errno; *stale: the caller releases it, holding no lock */
+int sth_fd_install(int fd, struct sth_file *f, struct sth_file **stale);
 struct sth_file *sth_fd_remove(int fd);		/* NULL if not ours */
-void sth_file_rele(struct sth_file *f);		/* last ref closes */
+void sth_file_rele(struct sth_file *f);		/* last ref closes;
+						   NULL: nothing */
 struct sth_file *sth_file_new(struct sthead *sh, int oflag);
-int sth_fd_dup_of(int newfd, struct sth_file *f);
 /* fn(fd) is called when fd stops naming a stream (close, dup2 over it,
  * a stale number reused), before the number can be handed out again by
  * close(); one hook (libxti's endpoint table).  fn must not sleep. */
@@ -325,8 +326,10 @@ void sth_hold(struct sthead *sh);
 void sth_rele(struct sthead *sh);
 /* New head with its mirror; NULL with errno. */
 struct sthead *sth_alloc(void);
-/* A new descriptor naming a new open of sh. */
-int sth_new_fd(struct sthead *sh, int oflag);
+/* A new descriptor naming a new open of sh (sd_plumb held); *stale: what
+ * the number named before (sth_fd_install), released by the caller after
+ * it unlocks. */
+int sth_new_fd(struct sthead *sh, int oflag, struct sth_file **stale);
 void sth_shutdown_stream(struct stdata *sd);
 
 /*
