@@ -10,11 +10,15 @@
  * time-outs honoured, epoll's level-triggered events appearing and
  * disappearing as data arrives and is read, and polls for what the
  * stream lacks while it has what the mirror cannot tell apart (no busy
- * loop), and for POLLWRBAND alone.
+ * loop), and for POLLWRBAND alone.  O_ASYNC (fcntl F_SETFL and ioctl
+ * FIOASYNC) with F_SETOWN and F_SETSIG: the owner gets its signal, with
+ * the descriptor and POLL_IN, POLL_OUT or POLL_HUP, when a stream becomes
+ * readable, writable again or hung up, and none once O_ASYNC is off.
  */
 #include "sth.h"
 
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -538,6 +542,117 @@ static void test_inexact(void)
 	CHECK_RET(close(p[1]), 0);
 }
 
+/* ---- O_ASYNC ---- */
+
+static int async_n[2];		/* atomic: SIGIO, the F_SETSIG signal */
+static int async_fd, async_code;	/* the last F_SETSIG signal's */
+
+static void on_async(int sig, siginfo_t *si, void *ctx)
+{
+	(void)ctx;
+	if (sig == SIGIO) {
+		__atomic_add_fetch(&async_n[0], 1, __ATOMIC_RELAXED);
+		return;
+	}
+	async_fd = si->si_fd;
+	async_code = si->si_code;
+	__atomic_add_fetch(&async_n[1], 1, __ATOMIC_RELEASE);
+}
+
+/* Wait up to ms for async_n[i] to pass n; its value. */
+static int async_wait(int i, int n, int ms)
+{
+	for (int t = 0; t < ms &&
+	     __atomic_load_n(&async_n[i], __ATOMIC_ACQUIRE) <= n; t++)
+		pause_ms(1);
+	return __atomic_load_n(&async_n[i], __ATOMIC_ACQUIRE);
+}
+
+static void drain_all(int fd)
+{
+	char buf[256];
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+}
+
+static void test_async(void)
+{
+	struct sigaction sa;
+	int p[2], e, n, on = 1, off = 0, sig = SIGRTMIN + 2;
+	char big[4096];
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_async;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	REQUIRE(sigaction(SIGIO, &sa, NULL) == 0);
+	REQUIRE(sigaction(sig, &sa, NULL) == 0);
+
+	/* fcntl: O_ASYNC kept beside O_NONBLOCK; SIGIO when readable */
+	REQUIRE(s_pipe(p) == 0);
+	CHECK_RET(fcntl(p[1], F_SETOWN, getpid()), 0);
+	CHECK_RET(fcntl(p[1], F_GETOWN), getpid());
+	CHECK_RET(fcntl(p[1], F_SETFL, O_ASYNC | O_NONBLOCK), 0);
+	CHECK_RET(fcntl(p[1], F_GETFL) & (O_ASYNC | O_NONBLOCK),
+		  O_ASYNC | O_NONBLOCK);
+	n = async_n[0];
+	CHECK_RET(write(p[0], "a", 1), 1);
+	CHECK(async_wait(0, n, 1000) > n);
+	drain_all(p[1]);
+	/* F_SETSIG: that signal, with the descriptor and POLL_IN */
+	CHECK_RET(fcntl(p[1], F_SETSIG, sig), 0);
+	n = async_n[1];
+	CHECK_RET(write(p[0], "b", 1), 1);
+	CHECK(async_wait(1, n, 1000) > n);
+	CHECK_EQ(async_fd, p[1]);
+	CHECK_EQ(async_code, POLL_IN);
+	drain_all(p[1]);
+	/* FIOASYNC off: no signal for what comes now */
+	CHECK_RET(ioctl(p[1], FIOASYNC, &off), 0);
+	CHECK_RET(fcntl(p[1], F_GETFL) & O_ASYNC, 0);
+	n = async_n[1];
+	CHECK_RET(write(p[0], "c", 1), 1);
+	CHECK_EQ(async_wait(1, n, 200), n);
+	drain_all(p[1]);
+
+	/* writable again: the writer filled the pipe, the reader drains */
+	CHECK_RET(fcntl(p[0], F_SETOWN, getpid()), 0);
+	CHECK_RET(fcntl(p[0], F_SETSIG, sig), 0);
+	CHECK_RET(fcntl(p[0], F_SETFL, O_NONBLOCK), 0);
+	memset(big, 'x', sizeof(big));
+	while (write(p[0], big, sizeof(big)) > 0)
+		;
+	CHECK_ERR(write(p[0], big, sizeof(big)), EAGAIN);
+	CHECK_RET(ioctl(p[0], FIOASYNC, &on), 0);
+	CHECK_RET(fcntl(p[0], F_GETFL) & O_ASYNC, O_ASYNC);
+	n = async_n[1];
+	pause_ms(50);
+	CHECK_EQ(async_n[1], n);		/* still full: nothing */
+	fcntl(p[1], F_SETFL, O_NONBLOCK);
+	drain_all(p[1]);
+	CHECK(async_wait(1, n, 1000) > n);
+	CHECK_EQ(async_fd, p[0]);
+	CHECK_EQ(async_code, POLL_OUT);
+	/* hung up: the peer closes */
+	n = async_n[1];
+	CHECK_RET(close(p[1]), 0);
+	CHECK(async_wait(1, n, 1000) > n);
+	CHECK_EQ(async_fd, p[0]);
+	CHECK(async_code == POLL_HUP || async_code == POLL_IN);
+	CHECK_RET(close(p[0]), 0);
+
+	/* a device stream, FIOASYNC on: the echo comes back, SIGIO */
+	e = open_echo(O_NONBLOCK);
+	CHECK_RET(fcntl(e, F_SETOWN, getpid()), 0);
+	CHECK_RET(ioctl(e, FIOASYNC, &on), 0);
+	n = async_n[0];
+	CHECK_RET(write(e, "echo", 4), 4);
+	CHECK(async_wait(0, n, 1000) > n);
+	CHECK_RET(close(e), 0);
+	signal(SIGIO, SIG_IGN);
+	signal(sig, SIG_IGN);
+}
+
 int main(void)
 {
 	th_mark();
@@ -548,6 +663,7 @@ int main(void)
 	test_blocking();
 	test_err_hup();
 	test_epoll();
+	test_async();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();
 }

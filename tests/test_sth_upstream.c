@@ -370,6 +370,59 @@ static void test_hangup(void)
 	CHECK_RET(close(fd), 0);
 }
 
+/* O_ASYNC across M_HANGUP and M_UNHANGUP: the hangup signals the owner,
+ * and the mirror remade at the unhangup keeps O_ASYNC, the owner and the
+ * signal, so data that comes back after it signals again. */
+static int async_n, async_fd;		/* atomic */
+
+static void on_async(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)ctx;
+	async_fd = si->si_fd;
+	__atomic_add_fetch(&async_n, 1, __ATOMIC_RELEASE);
+}
+
+static bool async_after(int n, int ms)
+{
+	for (int t = 0; t < ms &&
+	     __atomic_load_n(&async_n, __ATOMIC_ACQUIRE) <= n; t++)
+		pause_ms(1);
+	return __atomic_load_n(&async_n, __ATOMIC_ACQUIRE) > n;
+}
+
+static void test_hangup_async(void)
+{
+	int fd = open_up(O_NONBLOCK), sig = SIGRTMIN + 3, n;
+	struct sigaction sa;
+	char buf[16];
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_async;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	REQUIRE(sigaction(sig, &sa, NULL) == 0);
+	CHECK_RET(fcntl(fd, F_SETOWN, getpid()), 0);
+	CHECK_RET(fcntl(fd, F_SETSIG, sig), 0);
+	CHECK_RET(fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK), 0);
+	n = async_n;
+	CHECK_RET(sendup_bytes(fd, M_HANGUP, 0, 0, 0), 0);
+	CHECK(async_after(n, 1000));
+	CHECK_EQ(async_fd, fd);
+	inject(M_UNHANGUP, 0, 0, 0);
+	CHECK_ERR(read(fd, buf, sizeof(buf)), EAGAIN);
+	CHECK_RET(fcntl(fd, F_GETFL) & O_ASYNC, O_ASYNC);
+	CHECK_RET(fcntl(fd, F_GETOWN), getpid());
+	CHECK_RET(fcntl(fd, F_GETSIG), sig);
+	pause_ms(20);
+	n = async_n;
+	CHECK_RET(write(fd, "back", 4), 4);	/* echoed: readable */
+	CHECK(async_after(n, 1000));
+	CHECK_EQ(async_fd, fd);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 4);
+	CHECK_RET(close(fd), 0);
+	signal(sig, SIG_IGN);
+}
+
 static void test_hangup_wakes(void)
 {
 	struct rd r = { 0 };
@@ -712,6 +765,7 @@ int main(void)
 	test_error_wakes();
 	test_hangup();
 	test_hangup_wakes();
+	test_hangup_async();
 	test_flush();
 	test_signals();
 	test_pcproto_and_bands();

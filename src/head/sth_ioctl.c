@@ -1515,6 +1515,10 @@ int sth_ioctl(int fd, unsigned long cmd, void *arg, bool *handled)
 						   __ATOMIC_ACQ_REL);
 		}
 		break;
+	case FIOASYNC:
+		if ((err = copyin(&v, arg, sizeof(v))) == 0)
+			err = sth_set_async(f, fd, v != 0);
+		break;
 	case FIONREAD: {
 		queue_t *rq = sh->sh_sd.sd_rq;
 		read_side_begin(sh);

@@ -103,22 +103,42 @@ static void mirror_sync(struct sthead *sh);
 /* A fresh socketpair under the same descriptor numbers (undo hangup). */
 static void mirror_rebuild(struct sthead *sh)
 {
-	int sv[2], one = 1;
+	int sv[2], one = 1, fl, sig = 0, first = -1;
+	struct f_owner_ex own;
+	bool async;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0,
 		       sv) != 0)
 		return;
 	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &one, sizeof(one));
+	/* O_ASYNC and its owner and signal belong to the description the
+	 * descriptors name: the new one gets them too */
+	fl = sth_real.fcntl(sh->sh_mfd_app, F_GETFL);
+	async = fl >= 0 && (fl & O_ASYNC) &&
+		sth_real.fcntl(sh->sh_mfd_app, F_GETOWN_EX, &own) == 0;
+	if (async) {
+		sig = sth_real.fcntl(sh->sh_mfd_app, F_GETSIG);
+		sth_real.fcntl(sv[0], F_SETOWN_EX, &own);
+		if (sig > 0)
+			sth_real.fcntl(sv[0], F_SETSIG, sig);
+	}
 	for (int fd = 0; fd < sth_fdcap; fd++) {
 		struct sth_file *f = sth_lookup(fd);
-		if (f != NULL && f->f_sh == sh)
+		if (f != NULL && f->f_sh == sh) {
 			sth_real.dup3(sv[0], fd, (sth_real.fcntl(fd, F_GETFD) &
 						  FD_CLOEXEC) ? O_CLOEXEC : 0);
+			if (first < 0)
+				first = fd;
+		}
 	}
 	sth_real.dup3(sv[0], sh->sh_mfd_app, O_CLOEXEC);
 	sth_real.dup3(sv[1], sh->sh_mfd_lib, O_CLOEXEC);
 	sth_real.close(sv[0]);
 	sth_real.close(sv[1]);
+	/* (through an application's number: the signal's si_fd) */
+	if (async)
+		sth_real.fcntl(first >= 0 ? first : sh->sh_mfd_app, F_SETFL,
+			       O_NONBLOCK | O_ASYNC);
 	sh->sh_mhave = MIR_OUT;
 }
 
@@ -145,6 +165,9 @@ void sth_mirrors_atfork_child(void)
 		if (f == NULL)
 			continue;
 		sh = f->f_sh;
+		/* O_ASYNC, as I_SETSIG, was the parent's: the new pair has
+		 * none (below) */
+		__atomic_and_fetch(&f->f_oflag, ~O_ASYNC, __ATOMIC_RELAXED);
 		if (sh->sh_mforkgen != gen) {
 			sh->sh_mforkgen = gen;
 			sth_sig_atfork_child(sh);	/* (once a stream) */
@@ -269,4 +292,33 @@ void sth_mirror_arm(struct sthead *sh, bool persistent)
 void sth_mirror_disarm(struct sthead *sh)
 {
 	__atomic_sub_fetch(&sh->sh_marmed, 1, __ATOMIC_ACQ_REL);
+}
+
+/*
+ * O_ASYNC (fcntl F_SETFL, ioctl FIOASYNC): the kernel signals the owner
+ * of the mirror's application end (F_SETOWN, F_SETOWN_EX and F_SETSIG on
+ * a stream descriptor go to it) when the mirror changes: a stream
+ * becoming readable, writable again, or hung up.  The mirror is armed for
+ * good from then on, as for epoll, and its driver watched.  Every open
+ * of a stream names one mirror description: O_ASYNC is the stream's.
+ * fd is the application's descriptor.
+ */
+int sth_set_async(struct sth_file *f, int fd, bool on)
+{
+	struct sthead *sh = f->f_sh;
+	int fl = sth_real.fcntl(fd, F_GETFL);
+
+	/* through fd: the number a signal's si_fd gives (F_SETSIG) */
+	if (fl < 0 || sth_real.fcntl(fd, F_SETFL,
+				     on ? fl | O_ASYNC : fl & ~O_ASYNC) != 0)
+		return errno;
+	if (on)
+		__atomic_or_fetch(&f->f_oflag, O_ASYNC, __ATOMIC_ACQ_REL);
+	else
+		__atomic_and_fetch(&f->f_oflag, ~O_ASYNC, __ATOMIC_ACQ_REL);
+	if (on) {
+		sth_mirror_arm(sh, true);
+		sth_kevwatch(sh);
+	}
+	return 0;
 }

@@ -386,15 +386,20 @@ static int fcntl_common(int fd, int cmd, long arg)
 	case F_SETFL:
 		t = str_enter();
 		f = sth_lookup(fd);
+		r = 0;
 		if (f != NULL) {
 			int keep = f->f_oflag & ~(O_NONBLOCK | O_NDELAY | O_APPEND);
 			__atomic_store_n(&f->f_oflag, keep |
 					 ((int)arg & (O_NONBLOCK | O_NDELAY |
 						      O_APPEND)),
 					 __ATOMIC_RELEASE);
+			if (((int)arg ^ f->f_oflag) & O_ASYNC)
+				r = sth_set_async(f, fd, (int)arg & O_ASYNC);
 		}
 		str_exit(t);
-		return 0;
+		if (f == NULL)
+			return REAL(fcntl)(fd, cmd, arg);
+		return r != 0 ? sth_err(r) : 0;
 	default:
 		return REAL(fcntl)(fd, cmd, arg);
 	}

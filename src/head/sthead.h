@@ -393,6 +393,8 @@ int sth_poll_events(struct sthead *sh, int events);	/* exact revents */
 void sth_mirror_update(struct sthead *sh);		/* state changed */
 void sth_mirror_arm(struct sthead *sh, bool persistent);
 void sth_mirror_disarm(struct sthead *sh);
+/* O_ASYNC on or off through the application's fd naming f; 0 or errno */
+int sth_set_async(struct sth_file *f, int fd, bool on);
 static inline void sth_changed(struct sthead *sh)
 {
 	if (unlikely(__atomic_load_n(&sh->sh_marmed, __ATOMIC_ACQUIRE)))
