@@ -18,6 +18,7 @@
  */
 #include "sth.h"
 
+#include <sys/epoll.h>
 #include <sys/strconf.h>
 
 /* ---- upmod: a module the test sends messages up from ---- */
@@ -423,6 +424,50 @@ static void test_hangup_async(void)
 	signal(sig, SIG_IGN);
 }
 
+/* epoll across M_HANGUP and M_UNHANGUP: the hangup shows as EPOLLHUP, and
+ * the mirror remade at the unhangup stays in the epoll set, with its
+ * events and data, in each set that watched it. */
+static void test_hangup_epoll(void)
+{
+	int fd = open_up(O_NONBLOCK), ep[2], fd2;
+	struct epoll_event ev, got;
+	char buf[16];
+
+	fd2 = dup(fd);
+	REQUIRE(fd2 >= 0);
+	for (int i = 0; i < 2; i++) {
+		ep[i] = epoll_create1(EPOLL_CLOEXEC);
+		REQUIRE(ep[i] >= 0);
+		memset(&ev, 0, sizeof(ev));
+		ev.events = EPOLLIN | (i ? EPOLLET : 0);
+		ev.data.u64 = 0xfeed0000ull + (unsigned)i;
+		CHECK_RET(epoll_ctl(ep[i], EPOLL_CTL_ADD, i ? fd2 : fd, &ev), 0);
+		CHECK_RET(epoll_wait(ep[i], &got, 1, 0), 0);
+	}
+	CHECK_RET(sendup_bytes(fd, M_HANGUP, 0, 0, 0), 0);
+	CHECK_RET(epoll_wait(ep[0], &got, 1, 1000), 1);
+	CHECK_EQ(got.events & EPOLLHUP, EPOLLHUP);
+	inject(M_UNHANGUP, 0, 0, 0);
+	CHECK_ERR(read(fd, buf, sizeof(buf)), EAGAIN);
+	for (int i = 0; i < 2; i++)
+		CHECK_RET(epoll_wait(ep[i], &got, 1, 0), 0);
+	CHECK_RET(write(fd, "back", 4), 4);	/* echoed: readable */
+	for (int i = 0; i < 2; i++) {
+		CHECK_RET(epoll_wait(ep[i], &got, 1, 1000), 1);
+		CHECK_EQ(got.events, EPOLLIN);
+		CHECK_EQ(got.data.u64, 0xfeed0000ull + (unsigned)i);
+	}
+	CHECK_RET(read(fd, buf, sizeof(buf)), 4);
+	CHECK_RET(epoll_wait(ep[0], &got, 1, 0), 0);
+	/* the set still names the descriptor: it can be taken out */
+	CHECK_RET(epoll_ctl(ep[0], EPOLL_CTL_DEL, fd, NULL), 0);
+	CHECK_RET(epoll_ctl(ep[1], EPOLL_CTL_DEL, fd2, NULL), 0);
+	for (int i = 0; i < 2; i++)
+		CHECK_RET(close(ep[i]), 0);
+	CHECK_RET(close(fd2), 0);
+	CHECK_RET(close(fd), 0);
+}
+
 static void test_hangup_wakes(void)
 {
 	struct rd r = { 0 };
@@ -766,6 +811,7 @@ int main(void)
 	test_hangup();
 	test_hangup_wakes();
 	test_hangup_async();
+	test_hangup_epoll();
 	test_flush();
 	test_signals();
 	test_pcproto_and_bands();

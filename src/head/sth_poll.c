@@ -24,11 +24,17 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sthead.h"
@@ -100,16 +106,91 @@ static void drain(int fd, int flags)
 
 static void mirror_sync(struct sthead *sh);
 
+/*
+ * epoll sets watching a mirror being remade.  An epoll registration
+ * belongs to the description it was made on; the new pair's description
+ * is another, and the old one's registrations go with it.  So before the
+ * pair is replaced, the process's epoll instances are asked (their
+ * /proc/self/fdinfo lists each watched descriptor with its events, data
+ * and inode) which of them watch the mirror's inode, and the same
+ * registrations are made again on the new description afterwards.  Only
+ * at M_UNHANGUP: nothing is kept or done when epoll_ctl is called.
+ */
+struct ep_reg {
+	int epfd, tfd;
+	struct epoll_event ev;
+};
+
+#define EP_REGS_MAX	64
+
+static int ep_regs_find(ino_t ino, struct ep_reg *reg, int max)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (d == NULL)
+		return 0;
+	while (n < max && (e = readdir(d)) != NULL) {
+		char path[64], link[32], buf[4096], *line;
+		int epfd = atoi(e->d_name), fd;
+		ssize_t k;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' ||
+		    epfd == dirfd(d))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", epfd);
+		k = readlink(path, link, sizeof(link) - 1);
+		if (k <= 0)
+			continue;
+		link[k] = '\0';
+		if (strcmp(link, "anon_inode:[eventpoll]") != 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", epfd);
+		if ((fd = sth_real.open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		k = sth_real.read(fd, buf, sizeof(buf) - 1);
+		sth_real.close(fd);
+		if (k <= 0)
+			continue;
+		buf[k] = '\0';
+		for (line = buf; line != NULL && n < max;
+		     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+			int tfd;
+			unsigned int evs;
+			unsigned long long data;
+			unsigned long tino;
+
+			if (sscanf(line, "tfd: %d events: %x data: %llx pos:%*d "
+				   "ino:%lx", &tfd, &evs, &data, &tino) != 4 ||
+			    (ino_t)tino != ino)
+				continue;
+			reg[n].epfd = epfd;
+			reg[n].tfd = tfd;
+			reg[n].ev.events = evs;
+			reg[n].ev.data.u64 = data;
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
 /* A fresh socketpair under the same descriptor numbers (undo hangup). */
 static void mirror_rebuild(struct sthead *sh)
 {
-	int sv[2], one = 1, fl, sig = 0, first = -1;
+	int sv[2], one = 1, fl, sig = 0, first = -1, nreg = 0;
+	struct ep_reg reg[EP_REGS_MAX];
 	struct f_owner_ex own;
+	struct stat st;
 	bool async;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0,
 		       sv) != 0)
 		return;
+	if (fstat(sh->sh_mfd_app, &st) == 0 &&
+	    __atomic_load_n(&sh->sh_marmed, __ATOMIC_ACQUIRE) >= (1 << 16))
+		nreg = ep_regs_find(st.st_ino, reg, EP_REGS_MAX);
 	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &one, sizeof(one));
 	/* O_ASYNC and its owner and signal belong to the description the
 	 * descriptors name: the new one gets them too */
@@ -139,6 +220,9 @@ static void mirror_rebuild(struct sthead *sh)
 	if (async)
 		sth_real.fcntl(first >= 0 ? first : sh->sh_mfd_app, F_SETFL,
 			       O_NONBLOCK | O_ASYNC);
+	for (int i = 0; i < nreg; i++)
+		(void)syscall(SYS_epoll_ctl, reg[i].epfd, EPOLL_CTL_ADD,
+			      reg[i].tfd, &reg[i].ev);
 	sh->sh_mhave = MIR_OUT;
 }
 
