@@ -233,7 +233,7 @@ static void test_pingpong(void)
 	unsigned char b = 0;
 	int ok = 1;
 	for (int i = 0; i < 2000 && ok; i++) {
-		unsigned char r;
+		unsigned char r = 0;
 		ok = write(fds[0], &b, 1) == 1 && read(fds[0], &r, 1) == 1 &&
 		     r == (unsigned char)(b + 1);
 		b = (unsigned char)(r + 1);
