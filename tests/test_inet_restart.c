@@ -30,6 +30,16 @@ static char rbuf[64];
 static int ran[NSIG];		/* atomic: handler calls per signal */
 static sigset_t rblock;		/* what the reader blocks */
 
+/* a handler installed before the library's own constructor has run (a
+ * constructor of the program, or of another library) is installed */
+static int early_ok;
+
+__attribute__((constructor(101))) static void early(void)
+{
+	early_ok = signal(SIGWINCH, SIG_IGN) != SIG_ERR &&
+		   signal(SIGWINCH, SIG_DFL) == SIG_IGN;
+}
+
 static void on_sig(int s)
 {
 	__atomic_add_fetch(&ran[s], 1, __ATOMIC_RELAXED);
@@ -172,6 +182,7 @@ int main(void)
 	static const char *const tcp[] = { "/dev/tcp", "/dev/inet/tcp" };
 
 	alarm(60);
+	CHECK(early_ok);
 	sigemptyset(&rblock);
 	for (int i = 0; i < 2; i++) {
 		int fd = t_open(udp[i], O_RDWR, NULL);

@@ -73,7 +73,8 @@ static void *next(const char *name)
 }
 
 /* resolved before main (dlsym is not safe in a signal handler, and a
- * handler may install another) */
+ * handler may install another); and at the first call if that comes
+ * first, from another library's constructor */
 __attribute__((constructor)) static void sig_resolve(void)
 {
 	real_sigaction = (sigaction_fn)next("sigaction");
@@ -93,6 +94,8 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	int r;
 
+	if (real_sigaction == NULL)
+		sig_resolve();
 	if (real_sigaction == NULL) {
 		errno = ENOSYS;
 		return -1;
@@ -103,11 +106,14 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	return r;
 }
 
-static sighandler_t call_signal(signal_fn fn, int sig, sighandler_t h)
+static sighandler_t call_signal(signal_fn *fnp, int sig, sighandler_t h)
 {
 	sighandler_t r;
+	signal_fn fn;
 
-	if (fn == NULL) {
+	if (*fnp == NULL)
+		sig_resolve();
+	if ((fn = *fnp) == NULL) {
 		errno = ENOSYS;
 		return SIG_ERR;
 	}
@@ -118,28 +124,30 @@ static sighandler_t call_signal(signal_fn fn, int sig, sighandler_t h)
 
 sighandler_t signal(int sig, sighandler_t h)
 {
-	return call_signal(real_signal, sig, h);
+	return call_signal(&real_signal, sig, h);
 }
 
 sighandler_t sysv_signal(int sig, sighandler_t h)
 {
-	return call_signal(real_sysv_signal, sig, h);
+	return call_signal(&real_sysv_signal, sig, h);
 }
 
 sighandler_t bsd_signal(int sig, sighandler_t h)
 {
-	return call_signal(real_bsd_signal, sig, h);
+	return call_signal(&real_bsd_signal, sig, h);
 }
 
 sighandler_t sigset(int sig, sighandler_t h)
 {
-	return call_signal(real_sigset, sig, h);
+	return call_signal(&real_sigset, sig, h);
 }
 
 int siginterrupt(int sig, int flag)
 {
 	int r;
 
+	if (real_siginterrupt == NULL)
+		sig_resolve();
 	if (real_siginterrupt == NULL) {
 		errno = ENOSYS;
 		return -1;
