@@ -2,7 +2,7 @@
  * test_sth_iocwait -- how ioctls sent down a stream wait and end
  * (streamio, SVR4 strdoioctl): one ioctl at a time per stream, a second
  * caller's wait bounded by its time-out (ETIME) and ended by a signal
- * (EINTR); the error an M_IOCACK carries; an I_STR answer longer than
+ * (EINTR), but not by one caught with SA_RESTART; the error an M_IOCACK carries; an I_STR answer longer than
  * the request, or given by M_COPYOUT; copy requests that come when the
  * caller has gone (answered, so the module lets go) or are too short;
  * I_LINK against an ioctl in progress on the lower stream; a slow ioctl
@@ -83,6 +83,24 @@ static void test_second_ioctl(void)
 	CHECK(now_ms() - t0 < 2000);
 	pthread_join(s.t, NULL);
 	CHECK_EQ(s.err, ETIME);
+	/* a signal caught with SA_RESTART does not: the waits for the slot
+	 * and for the answer end at their time-outs, the handler run */
+	catch_sig(SIGUSR2, true);
+	slow_start(&s, fd, 2);
+	kicker_start(&k, SIGUSR2);
+	t0 = now_ms();
+	CHECK_ERR(do_str(fd, TM_ECHO, b, 3, 1, NULL), ETIME);
+	kicker_stop(&k);
+	CHECK(now_ms() - t0 >= 900 && now_ms() - t0 < 2500);
+	CHECK(sigcount[SIGUSR2] > 0);
+	pthread_join(s.t, NULL);
+	CHECK_EQ(s.err, ETIME);
+	kicker_start(&k, SIGUSR2);
+	t0 = now_ms();
+	CHECK_ERR(do_str(fd, TM_NOREPLY, b, 3, 1, NULL), ETIME);
+	kicker_stop(&k);
+	CHECK(now_ms() - t0 >= 900 && now_ms() - t0 < 2500);
+	signal(SIGUSR2, SIG_IGN);
 	/* a transparent ioctl behind an I_STR likewise */
 	slow_start(&s, fd, 1);
 	{

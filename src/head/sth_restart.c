@@ -31,6 +31,11 @@
  * The signalfd is one per thread, kept between waits (closed by the
  * thread's key destructor) and re-armed only when its signal set must
  * change.
+ *
+ * A futex wait with a deadline (an ioctl waiting for its answer) is not
+ * restarted either: sth_sleep asks sth_restart_any() and, while some
+ * handler has SA_RESTART, waits without the deadline and has a callout
+ * wake it there (sth_wait.c).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -210,6 +215,11 @@ static void bits_to_set(uint64_t bits, sigset_t *s)
 	for (int i = 0; i < 64; i++)
 		if (bits & (1ull << i))
 			sigaddset(s, i + 1);
+}
+
+bool sth_restart_any(void)
+{
+	return restart_set() != 0;
 }
 
 int sth_restart_prepare(sigset_t *mask)

@@ -9,11 +9,15 @@
  * procedures this thread enabled run first and plumbing can proceed.  A
  * signal handler interrupts the sleep with EINTR (a futex wait without
  * deadline is restarted by SA_RESTART, as the kernel restarts syscalls).
+ * A futex wait with a deadline never is: while handlers with SA_RESTART
+ * are installed (sth_restart.c), a sleep with a deadline waits without
+ * one, and a callout at the deadline wakes it.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -104,24 +108,44 @@ long sth_now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+/* The deadline of a sleep that SA_RESTART handlers may interrupt: its
+ * word moves, and every sleeper on it looks again. */
+static void sleep_expired(void *arg)
+{
+	int *word = arg;
+
+	__atomic_add_fetch(word, 1, __ATOMIC_ACQ_REL);
+	str_futex_wake(word, INT_MAX);
+}
+
 int sth_sleep(struct strthread **tp, int *word, int seen, long deadline_ms)
 {
 	struct timespec dl, *dlp = NULL;
+	toid_t co = 0;
+	long left;
 	int r;
 
 	if (deadline_ms >= 0) {
-		if (sth_now_ms() >= deadline_ms)
+		if ((left = deadline_ms - sth_now_ms()) <= 0)
 			return ETIMEDOUT;
-		dl.tv_sec = deadline_ms / 1000;
-		dl.tv_nsec = (deadline_ms % 1000) * 1000000L;
-		dlp = &dl;
+		if (sth_restart_any()) {
+			long ticks = drv_usectohz(left * 1000L);
+			co = timeout(sleep_expired, word, ticks > 0 ? ticks : 1);
+		}
+		if (co == 0) {
+			dl.tv_sec = deadline_ms / 1000;
+			dl.tv_nsec = (deadline_ms % 1000) * 1000000L;
+			dlp = &dl;
+		}
 	}
 	str_exit(*tp);
 	r = str_futex_wait(word, seen, dlp);
 	*tp = str_enter();
+	if (co != 0)
+		(void)untimeout(co);
 	if (r == EINTR)
 		return EINTR;
-	if (r == ETIMEDOUT)
+	if (r == ETIMEDOUT || (deadline_ms >= 0 && sth_now_ms() >= deadline_ms))
 		return ETIMEDOUT;
 	return 0;
 }

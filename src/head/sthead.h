@@ -413,6 +413,8 @@ void sth_sig_atfork_child(struct sthead *sh);
  * handler runs as ppoll returns; wait again), or -1 (no such handler:
  * wait as usual). */
 int sth_restart_prepare(sigset_t *mask);
+/* Some signal is caught with SA_RESTART: a sleep must not end at it. */
+bool sth_restart_any(void);
 
 /* ---- sth_posix.c: the real libc calls ---- */
 struct sth_libc {
