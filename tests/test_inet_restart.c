@@ -10,8 +10,10 @@
  * restarting), checks that each handler ran and the reader still waits,
  * then sends data, which the reader must get.  Then the handler is
  * installed again without SA_RESTART, and the same signal must end the
- * wait with EINTR.  A restarting signal the reader's thread blocks stays
- * pending without making the reader spin.
+ * wait with EINTR -- also when it is changed with signal() compiled as
+ * ISO C (sysv_signal: not restarting) between two signals.  A restarting
+ * signal the reader's thread blocks stays pending without making the
+ * reader spin.
  */
 #include "ferry.h"
 
@@ -29,16 +31,6 @@ static int rlen;
 static char rbuf[64];
 static int ran[NSIG];		/* atomic: handler calls per signal */
 static sigset_t rblock;		/* what the reader blocks */
-
-/* a handler installed before the library's own constructor has run (a
- * constructor of the program, or of another library) is installed */
-static int early_ok;
-
-__attribute__((constructor(101))) static void early(void)
-{
-	early_ok = signal(SIGWINCH, SIG_IGN) != SIG_ERR &&
-		   signal(SIGWINCH, SIG_DFL) == SIG_IGN;
-}
 
 static void on_sig(int s)
 {
@@ -126,6 +118,17 @@ static void check_waits(int fd, void (*send)(void *), void *arg)
 	CHECK_EQ(rgot, 0);
 	CHECK_EQ(rlen, 1);
 	CHECK_EQ(rbuf[0], 'x');
+
+	/* the handler changed while the reader waits: how it is when the
+	 * signal comes decides (sysv_signal: no SA_RESTART) */
+	install(SIGUSR1, SA_RESTART);
+	start(&t, fd);
+	poke_restart(t, SIGUSR1);
+	REQUIRE(sysv_signal(SIGUSR1, on_sig) != SIG_ERR);
+	pthread_kill(t, SIGUSR1);
+	pthread_join(t, NULL);
+	CHECK_EQ(rgot, -1);
+	CHECK_EQ(rerr, EINTR);
 #endif
 
 	/* not restarting: EINTR */
@@ -176,13 +179,77 @@ static void send_stream(void *arg)
 	CHECK_RET((int)send(*(int *)arg, "x", 1, 0), 1);
 }
 
+/* Descriptors of signalfds open in this process. */
+static int signalfds(void)
+{
+	char path[64], link[64];
+	int n = 0;
+
+	for (int fd = 0; fd < 1024; fd++) {
+		ssize_t k;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		k = readlink(path, link, sizeof(link) - 1);
+		if (k <= 0)
+			continue;
+		link[k] = '\0';
+		n += strcmp(link, "anon_inode:[signalfd]") == 0;
+	}
+	return n;
+}
+
+static int wfd;
+
+static void *waiter(void *arg)
+{
+	struct strbuf c, d;
+	char cb[64], db[64];
+	int flags = 0;
+
+	(void)arg;
+	c.maxlen = sizeof(cb);
+	c.buf = cb;
+	d.maxlen = sizeof(db);
+	d.buf = db;
+	(void)getmsg(wfd, &c, &d, &flags);
+	return NULL;
+}
+
+/* Each waiting thread has a signalfd; a child forked beside them keeps
+ * none of theirs. */
+static void test_fork_signalfds(void)
+{
+	pthread_t t[4];
+	struct sockaddr_in a;
+	int before = signalfds(), st;
+	pid_t pid;
+
+	wfd = t_open("/dev/udp", O_RDWR, NULL);
+	REQUIRE(wfd >= 0);
+	a = bind_lo4(wfd, 0);
+	for (int i = 0; i < 4; i++)
+		REQUIRE(pthread_create(&t[i], NULL, waiter, NULL) == 0);
+	pause_ms(100);
+	CHECK(signalfds() >= before + 4);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0)
+		_exit(signalfds() == before ? 0 : 1);
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st));
+	CHECK_EQ(WEXITSTATUS(st), 0);
+	for (int i = 0; i < 4; i++)
+		send_dgram(&a);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	CHECK_RET(t_close(wfd), 0);
+}
+
 int main(void)
 {
 	static const char *const udp[] = { "/dev/udp", "/dev/inet/udp" };
 	static const char *const tcp[] = { "/dev/tcp", "/dev/inet/tcp" };
 
 	alarm(60);
-	CHECK(early_ok);
 	sigemptyset(&rblock);
 	for (int i = 0; i < 2; i++) {
 		int fd = t_open(udp[i], O_RDWR, NULL);
@@ -221,5 +288,6 @@ int main(void)
 		close(l);
 		CHECK_RET(t_close(fd), 0);
 	}
+	test_fork_signalfds();
 	T_DONE();
 }

@@ -887,23 +887,26 @@ static int read_wait_direct(struct rctx *c, struct strkev *ke, int efd)
 		p[1].events = POLLIN;
 		p[0].revents = p[1].revents = 0;
 		str_exit(c->t);
-		/* ppoll is never restarted: keep the signals whose handlers
-		 * ask for it out of the wait (sth_restart.c) */
-		sigset_t mask;
-		p[2].fd = sth_restart_prepare(&mask);
+		/* ppoll is never restarted: signals are kept out of the
+		 * wait, and what they mean decided after (sth_restart.c) */
+		struct sth_rwait rw;
+		p[2].fd = sth_restart_begin(&rw);
 		if (p[2].fd >= 0) {
 			p[2].events = POLLIN;
 			p[2].revents = 0;
 			np = 3;
 		}
-		r = syscall(SYS_ppoll, p, np, &ts, np == 3 ? &mask : NULL,
-			    np == 3 ? (size_t)_NSIG / 8 : 0);
-		c->t = str_enter();
+		r = syscall(SYS_ppoll, p, np, &ts, NULL, 0);
 		if (r < 0 && errno == EINTR)
 			err = EINTR;
-		if (np == 3 && r > 0 && p[2].revents != 0 &&
-		    (p[0].revents | p[1].revents) == 0)
-			r = 0;		/* only a restarting handler ran */
+		if (np == 3) {
+			bool woke = r > 0 && p[2].revents != 0;
+			if (sth_restart_end(&rw, woke))
+				err = EINTR;
+			if (woke && (p[0].revents | p[1].revents) == 0)
+				r = 0;	/* only signals: look again */
+		}
+		c->t = str_enter();
 		if (r > 0 && (p[1].revents & POLLIN)) {
 			uint64_t v;
 

@@ -9,9 +9,9 @@
  * procedures this thread enabled run first and plumbing can proceed.  A
  * signal handler interrupts the sleep with EINTR (a futex wait without
  * deadline is restarted by SA_RESTART, as the kernel restarts syscalls).
- * A futex wait with a deadline never is: while handlers with SA_RESTART
- * are installed (sth_restart.c), a sleep with a deadline waits without
- * one, and a callout at the deadline wakes it.
+ * A futex wait with a deadline never is: a sleep with a deadline (an
+ * ioctl waiting for its answer) waits without one, and a callout at the
+ * deadline wakes it.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -128,11 +128,9 @@ int sth_sleep(struct strthread **tp, int *word, int seen, long deadline_ms)
 	if (deadline_ms >= 0) {
 		if ((left = deadline_ms - sth_now_ms()) <= 0)
 			return ETIMEDOUT;
-		if (sth_restart_any()) {
-			long ticks = drv_usectohz(left * 1000L);
-			co = timeout(sleep_expired, word, ticks > 0 ? ticks : 1);
-		}
-		if (co == 0) {
+		long ticks = drv_usectohz(left * 1000L);
+		co = timeout(sleep_expired, word, ticks > 0 ? ticks : 1);
+		if (co == 0) {		/* (no callout: as it can) */
 			dl.tv_sec = deadline_ms / 1000;
 			dl.tv_nsec = (deadline_ms % 1000) * 1000000L;
 			dlp = &dl;

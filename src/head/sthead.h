@@ -408,13 +408,16 @@ int sth_getsig(struct sthead *sh, int *events);
 void sth_sig_atfork_child(struct sthead *sh);
 
 /* ---- sth_restart.c ---- */
-/* For a ppoll that SA_RESTART handlers must not interrupt: *mask to give
- * it and a signalfd to add to its set (readable: a restarting signal's
- * handler runs as ppoll returns; wait again), or -1 (no such handler:
- * wait as usual). */
-int sth_restart_prepare(sigset_t *mask);
-/* Some signal is caught with SA_RESTART: a sleep must not end at it. */
-bool sth_restart_any(void);
+/* A ppoll wait that decides EINTR as SA_RESTART says: begin blocks the
+ * signals and gives a signalfd for the poll set (-1: wait as usual, no
+ * end); end, with whether that fd woke the wait, restores the mask (the
+ * handlers run) and says whether the wait ends with EINTR. */
+struct sth_rwait {
+	sigset_t old, watch;
+};
+int sth_restart_begin(struct sth_rwait *w);
+bool sth_restart_end(struct sth_rwait *w, bool woke);
+void sth_restart_atfork_child(void);
 
 /* ---- sth_posix.c: the real libc calls ---- */
 struct sth_libc {
