@@ -96,6 +96,24 @@ static inline double cpu_s(void)
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+/* getmsg of one message into data (its length to *dlen when not NULL),
+ * the control part discarded: getmsg's result. */
+static inline int getmsg_data(int fd, char *data, int max, int *dlen)
+{
+	struct strbuf c, d;
+	char cb[256];
+	int flags = 0, r;
+
+	c.maxlen = sizeof(cb);
+	c.buf = cb;
+	d.maxlen = max;
+	d.buf = data;
+	r = getmsg(fd, &c, &d, &flags);
+	if (dlen != NULL)
+		*dlen = d.len;
+	return r;
+}
+
 static inline void pause_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };

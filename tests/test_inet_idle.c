@@ -28,17 +28,10 @@ static void on_usr1(int s)
 
 static void *reader(void *arg)
 {
-	struct strbuf c, d;
-	char cb[256], db[256];
-	int flags = 0;
+	char db[256];
+	int r = getmsg_data(rfd, db, sizeof(db), NULL);
 
 	(void)arg;
-	c.maxlen = sizeof(cb);
-	c.buf = cb;
-	d.maxlen = sizeof(db);
-	d.buf = db;
-	int r = getmsg(rfd, &c, &d, &flags);
-
 	rerr = r < 0 ? errno : 0;
 	__atomic_store_n(&rgot, r, __ATOMIC_RELEASE);
 	return NULL;

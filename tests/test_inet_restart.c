@@ -39,19 +39,12 @@ static void on_sig(int s)
 
 static void *reader(void *arg)
 {
-	struct strbuf c, d;
-	char cb[256];
-	int flags = 0, r;
+	int r;
 
 	(void)arg;
 	pthread_sigmask(SIG_BLOCK, &rblock, NULL);
-	c.maxlen = sizeof(cb);
-	c.buf = cb;
-	d.maxlen = sizeof(rbuf);
-	d.buf = rbuf;
-	r = getmsg(rfd, &c, &d, &flags);
+	r = getmsg_data(rfd, rbuf, sizeof(rbuf), &rlen);
 	rerr = r < 0 ? errno : 0;
-	rlen = d.len;
 	__atomic_store_n(&rgot, r, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -202,16 +195,10 @@ static int wfd;
 
 static void *waiter(void *arg)
 {
-	struct strbuf c, d;
-	char cb[64], db[64];
-	int flags = 0;
+	char db[64];
 
 	(void)arg;
-	c.maxlen = sizeof(cb);
-	c.buf = cb;
-	d.maxlen = sizeof(db);
-	d.buf = db;
-	(void)getmsg(wfd, &c, &d, &flags);
+	(void)getmsg_data(wfd, db, sizeof(db), NULL);
 	return NULL;
 }
 
