@@ -641,6 +641,22 @@ static void test_async(void)
 	CHECK(async_code == POLL_HUP || async_code == POLL_IN);
 	CHECK_RET(close(p[0]), 0);
 
+	/* two opens of one stream: O_ASYNC is the stream's, set and
+	 * cleared through either, and told by both */
+	{
+		int a = open("/dev/streams/echo/5", O_RDWR | O_NONBLOCK);
+		int b = open("/dev/streams/echo/5", O_RDWR);
+
+		REQUIRE(a >= 0 && b >= 0);
+		CHECK_RET(fcntl(a, F_SETFL, O_ASYNC | O_NONBLOCK), 0);
+		CHECK_RET(fcntl(b, F_GETFL) & (O_ASYNC | O_NONBLOCK), O_ASYNC);
+		CHECK_RET(fcntl(b, F_SETFL, 0), 0);
+		CHECK_RET(fcntl(a, F_GETFL) & (O_ASYNC | O_NONBLOCK),
+			  O_NONBLOCK);
+		CHECK_RET(close(b), 0);
+		CHECK_RET(close(a), 0);
+	}
+
 	/* a device stream, FIOASYNC on: the echo comes back, SIGIO */
 	e = open_echo(O_NONBLOCK);
 	CHECK_RET(fcntl(e, F_SETOWN, getpid()), 0);

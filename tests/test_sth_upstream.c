@@ -19,6 +19,7 @@
 #include "sth.h"
 
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/strconf.h>
 
 /* ---- upmod: a module the test sends messages up from ---- */
@@ -426,10 +427,13 @@ static void test_hangup_async(void)
 
 /* epoll across M_HANGUP and M_UNHANGUP: the hangup shows as EPOLLHUP, and
  * the mirror remade at the unhangup stays in the epoll set, with its
- * events and data, in each set that watched it. */
+ * events and data, in each set that watched it: one where 600 other
+ * descriptors come first, one edge-triggered whose registration was made
+ * through a dup closed since (it goes on under the stream's other
+ * number, as it went on before). */
 static void test_hangup_epoll(void)
 {
-	int fd = open_up(O_NONBLOCK), ep[2], fd2;
+	int fd = open_up(O_NONBLOCK), ep[2], fd2, sp[300][2];
 	struct epoll_event ev, got;
 	char buf[16];
 
@@ -438,12 +442,24 @@ static void test_hangup_epoll(void)
 	for (int i = 0; i < 2; i++) {
 		ep[i] = epoll_create1(EPOLL_CLOEXEC);
 		REQUIRE(ep[i] >= 0);
+	}
+	for (int k = 0; k < 300; k++) {
+		REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sp[k]) == 0);
+		for (int j = 0; j < 2; j++) {
+			memset(&ev, 0, sizeof(ev));
+			ev.events = EPOLLIN;
+			REQUIRE(epoll_ctl(ep[0], EPOLL_CTL_ADD, sp[k][j],
+					  &ev) == 0);
+		}
+	}
+	for (int i = 0; i < 2; i++) {
 		memset(&ev, 0, sizeof(ev));
 		ev.events = EPOLLIN | (i ? EPOLLET : 0);
 		ev.data.u64 = 0xfeed0000ull + (unsigned)i;
 		CHECK_RET(epoll_ctl(ep[i], EPOLL_CTL_ADD, i ? fd2 : fd, &ev), 0);
 		CHECK_RET(epoll_wait(ep[i], &got, 1, 0), 0);
 	}
+	CHECK_RET(close(fd2), 0);
 	CHECK_RET(sendup_bytes(fd, M_HANGUP, 0, 0, 0), 0);
 	CHECK_RET(epoll_wait(ep[0], &got, 1, 1000), 1);
 	CHECK_EQ(got.events & EPOLLHUP, EPOLLHUP);
@@ -461,10 +477,11 @@ static void test_hangup_epoll(void)
 	CHECK_RET(epoll_wait(ep[0], &got, 1, 0), 0);
 	/* the set still names the descriptor: it can be taken out */
 	CHECK_RET(epoll_ctl(ep[0], EPOLL_CTL_DEL, fd, NULL), 0);
-	CHECK_RET(epoll_ctl(ep[1], EPOLL_CTL_DEL, fd2, NULL), 0);
 	for (int i = 0; i < 2; i++)
 		CHECK_RET(close(ep[i]), 0);
-	CHECK_RET(close(fd2), 0);
+	for (int k = 0; k < 300; k++)
+		for (int j = 0; j < 2; j++)
+			close(sp[k][j]);
 	CHECK_RET(close(fd), 0);
 }
 

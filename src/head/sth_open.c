@@ -240,6 +240,7 @@ struct sthead *sth_alloc(void)
 	sh->sh_mfd_app = sv[0];
 	sh->sh_mfd_lib = sv[1];
 	sh->sh_kevfd = -1;
+	sh->sh_asyncfd = -1;
 	/* a tiny send buffer on the application end: "not writable" is
 	 * shown by filling it, which then takes a few bytes */
 	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &one, sizeof(one));

@@ -132,8 +132,9 @@ static int ep_regs_find(ino_t ino, struct ep_reg *reg, int max)
 	if (d == NULL)
 		return 0;
 	while (n < max && (e = readdir(d)) != NULL) {
-		char path[64], link[32], buf[4096], *line;
+		char path[64], link[32], *buf, *line;
 		int epfd = atoi(e->d_name), fd;
+		size_t len = 0, cap = 4096;
 		ssize_t k;
 
 		if (e->d_name[0] < '0' || e->d_name[0] > '9' ||
@@ -149,11 +150,26 @@ static int ep_regs_find(ino_t ino, struct ep_reg *reg, int max)
 		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", epfd);
 		if ((fd = sth_real.open(path, O_RDONLY | O_CLOEXEC)) < 0)
 			continue;
-		k = sth_real.read(fd, buf, sizeof(buf) - 1);
+		/* all of it: a line per watched descriptor */
+		buf = malloc(cap);
+		while (buf != NULL &&
+		       (k = sth_real.read(fd, buf + len, cap - len - 1)) > 0) {
+			len += (size_t)k;
+			if (cap - len - 1 == 0) {
+				char *nb = realloc(buf, cap * 2);
+				if (nb == NULL) {
+					free(buf);
+					buf = NULL;
+					break;
+				}
+				buf = nb;
+				cap *= 2;
+			}
+		}
 		sth_real.close(fd);
-		if (k <= 0)
+		if (buf == NULL)
 			continue;
-		buf[k] = '\0';
+		buf[len] = '\0';
 		for (line = buf; line != NULL && n < max;
 		     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 			int tfd;
@@ -171,9 +187,17 @@ static int ep_regs_find(ino_t ino, struct ep_reg *reg, int max)
 			reg[n].ev.data.u64 = data;
 			n++;
 		}
+		free(buf);
 	}
 	closedir(d);
 	return n;
+}
+
+static bool names_stream(int fd, struct sthead *sh)
+{
+	struct sth_file *f = fd >= 0 ? sth_lookup(fd) : NULL;
+
+	return f != NULL && f->f_sh == sh;
 }
 
 /* A fresh socketpair under the same descriptor numbers (undo hangup). */
@@ -216,13 +240,23 @@ static void mirror_rebuild(struct sthead *sh)
 	sth_real.dup3(sv[1], sh->sh_mfd_lib, O_CLOEXEC);
 	sth_real.close(sv[0]);
 	sth_real.close(sv[1]);
-	/* (through an application's number: the signal's si_fd) */
-	if (async)
-		sth_real.fcntl(first >= 0 ? first : sh->sh_mfd_app, F_SETFL,
-			       O_NONBLOCK | O_ASYNC);
-	for (int i = 0; i < nreg; i++)
-		(void)syscall(SYS_epoll_ctl, reg[i].epfd, EPOLL_CTL_ADD,
-			      reg[i].tfd, &reg[i].ev);
+	/* (through the application's number it was set through, still
+	 * naming the stream, or another: the signal's si_fd) */
+	if (async) {
+		int afd = __atomic_load_n(&sh->sh_asyncfd, __ATOMIC_ACQUIRE);
+		if (!names_stream(afd, sh))
+			afd = first >= 0 ? first : sh->sh_mfd_app;
+		sth_real.fcntl(afd, F_SETFL, O_NONBLOCK | O_ASYNC);
+	}
+	for (int i = 0; i < nreg; i++) {
+		/* a registration made through a number closed since (a dup
+		 * kept the description) goes on under another of the
+		 * stream's numbers, as it went on on the old description */
+		int tfd = names_stream(reg[i].tfd, sh) ? reg[i].tfd : first;
+		if (tfd >= 0)
+			(void)syscall(SYS_epoll_ctl, reg[i].epfd,
+				      EPOLL_CTL_ADD, tfd, &reg[i].ev);
+	}
 	sh->sh_mhave = MIR_OUT;
 }
 
@@ -249,9 +283,6 @@ void sth_mirrors_atfork_child(void)
 		if (f == NULL)
 			continue;
 		sh = f->f_sh;
-		/* O_ASYNC, as I_SETSIG, was the parent's: the new pair has
-		 * none (below) */
-		__atomic_and_fetch(&f->f_oflag, ~O_ASYNC, __ATOMIC_RELAXED);
 		if (sh->sh_mforkgen != gen) {
 			sh->sh_mforkgen = gen;
 			sth_sig_atfork_child(sh);	/* (once a stream) */
@@ -384,8 +415,9 @@ void sth_mirror_disarm(struct sthead *sh)
  * a stream descriptor go to it) when the mirror changes: a stream
  * becoming readable, writable again, or hung up.  The mirror is armed for
  * good from then on, as for epoll, and its driver watched.  Every open
- * of a stream names one mirror description: O_ASYNC is the stream's.
- * fd is the application's descriptor.
+ * of a stream names one mirror description: O_ASYNC is the stream's, on
+ * or off for all its opens at once, and kept only in the description
+ * (F_GETFL asks it: sth_async).  fd is the application's descriptor.
  */
 int sth_set_async(struct sth_file *f, int fd, bool on)
 {
@@ -396,13 +428,17 @@ int sth_set_async(struct sth_file *f, int fd, bool on)
 	if (fl < 0 || sth_real.fcntl(fd, F_SETFL,
 				     on ? fl | O_ASYNC : fl & ~O_ASYNC) != 0)
 		return errno;
-	if (on)
-		__atomic_or_fetch(&f->f_oflag, O_ASYNC, __ATOMIC_ACQ_REL);
-	else
-		__atomic_and_fetch(&f->f_oflag, ~O_ASYNC, __ATOMIC_ACQ_REL);
 	if (on) {
+		__atomic_store_n(&sh->sh_asyncfd, fd, __ATOMIC_RELEASE);
 		sth_mirror_arm(sh, true);
 		sth_kevwatch(sh);
 	}
 	return 0;
+}
+
+bool sth_async(int fd)
+{
+	int fl = sth_real.fcntl(fd, F_GETFL);
+
+	return fl >= 0 && (fl & O_ASYNC);
 }

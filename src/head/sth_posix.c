@@ -382,6 +382,8 @@ static int fcntl_common(int fd, int cmd, long arg)
 		r = f ? (__atomic_load_n(&f->f_oflag, __ATOMIC_RELAXED) &
 			 ~O_CLOEXEC) : -1;
 		str_exit(t);
+		if (r >= 0 && sth_async(fd))
+			r |= O_ASYNC;	/* the stream's (sth_set_async) */
 		return r >= 0 ? r : REAL(fcntl)(fd, cmd, arg);
 	case F_SETFL:
 		t = str_enter();
@@ -393,7 +395,7 @@ static int fcntl_common(int fd, int cmd, long arg)
 					 ((int)arg & (O_NONBLOCK | O_NDELAY |
 						      O_APPEND)),
 					 __ATOMIC_RELEASE);
-			if (((int)arg ^ f->f_oflag) & O_ASYNC)
+			if (!((int)arg & O_ASYNC) != !sth_async(fd))
 				r = sth_set_async(f, fd, (int)arg & O_ASYNC);
 		}
 		str_exit(t);

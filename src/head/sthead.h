@@ -193,6 +193,9 @@ struct sthead {
 	mblk_t *sh_iocmsg;		/* reply received; sh_lock */
 	pthread_mutex_t sh_mlock;	/* the mirror's state below */
 	int sh_mhave;			/* MIR_* the kernel shows now; sh_mlock */
+	int sh_asyncfd;			/* the number O_ASYNC was last set
+					   through (a signal's si_fd), -1;
+					   atomic */
 	int sh_mdirty;			/* state changed since last sync; atomic */
 	struct sth_sig *sh_sigs;	/* I_SETSIG registrations; sh_lock */
 	struct sth_link *sh_links;	/* links below this stream; link lock */
@@ -393,8 +396,10 @@ int sth_poll_events(struct sthead *sh, int events);	/* exact revents */
 void sth_mirror_update(struct sthead *sh);		/* state changed */
 void sth_mirror_arm(struct sthead *sh, bool persistent);
 void sth_mirror_disarm(struct sthead *sh);
-/* O_ASYNC on or off through the application's fd naming f; 0 or errno */
+/* O_ASYNC on or off through the application's fd naming f; 0 or errno.
+ * sth_async: is it on (the mirror's description says). */
 int sth_set_async(struct sth_file *f, int fd, bool on);
+bool sth_async(int fd);
 static inline void sth_changed(struct sthead *sh)
 {
 	if (unlikely(__atomic_load_n(&sh->sh_marmed, __ATOMIC_ACQUIRE)))
