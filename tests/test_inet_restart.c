@@ -23,6 +23,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 
 static int rfd;
 static int rerr;
@@ -172,8 +173,9 @@ static void send_stream(void *arg)
 	CHECK_RET((int)send(*(int *)arg, "x", 1, 0), 1);
 }
 
-/* Descriptors of signalfds open in this process. */
-static int signalfds(void)
+/* Descriptors of signalfds open in this process (closed, with
+ * close_them: the library's, under it). */
+static int signalfds_close(bool close_them)
 {
 	char path[64], link[64];
 	int n = 0;
@@ -186,9 +188,18 @@ static int signalfds(void)
 		if (k <= 0)
 			continue;
 		link[k] = '\0';
-		n += strcmp(link, "anon_inode:[signalfd]") == 0;
+		if (strcmp(link, "anon_inode:[signalfd]") != 0)
+			continue;
+		n++;
+		if (close_them)
+			close(fd);
 	}
 	return n;
+}
+
+static int signalfds(void)
+{
+	return signalfds_close(false);
 }
 
 static int wfd;
@@ -231,6 +242,139 @@ static void test_fork_signalfds(void)
 	CHECK_RET(t_close(wfd), 0);
 }
 
+#ifndef __SANITIZE_THREAD__
+/* A signal sent to the process while one thread waits in a read and the
+ * others do not block it: a read that ends with EINTR is in the thread
+ * whose handler ran (the signal is that thread's), and one that goes on
+ * waiting saw no handler of its own run. */
+static pid_t rtid;		/* the reader's */
+static int ran_here;		/* atomic: handler runs in the reader */
+
+static void on_tid(int s)
+{
+	(void)s;
+	if ((pid_t)syscall(SYS_gettid) == __atomic_load_n(&rtid,
+							 __ATOMIC_ACQUIRE))
+		__atomic_add_fetch(&ran_here, 1, __ATOMIC_RELAXED);
+}
+
+static void *tid_reader(void *arg)
+{
+	char db[64];
+	int r;
+
+	(void)arg;
+	__atomic_store_n(&rtid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	r = getmsg_data(rfd, db, sizeof(db), NULL);
+	rerr = r < 0 ? errno : 0;
+	__atomic_store_n(&rgot, r, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int by_stop;		/* atomic */
+
+static void *bystander(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&by_stop, __ATOMIC_ACQUIRE))
+		pause_ms(2);
+	return NULL;
+}
+
+static void test_process_signal(int fd, struct sockaddr_in *a)
+{
+	struct sigaction sa;
+	int mismatch = 0, eintr = 0;
+	sigset_t u1, old;
+	pthread_t by;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_tid;		/* no SA_RESTART */
+	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	/* the signal is for the reader or a bystander thread, not this one
+	 * (the kernel would pick this one first) */
+	by_stop = 0;
+	REQUIRE(pthread_create(&by, NULL, bystander, NULL) == 0);
+	sigemptyset(&u1);
+	sigaddset(&u1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &u1, &old);
+	rfd = fd;
+	for (int i = 0; i < 30; i++) {
+		pthread_t t;
+
+		rgot = -2;
+		ran_here = 0;
+		REQUIRE(pthread_create(&t, NULL, tid_reader, NULL) == 0);
+		pause_ms(20);
+		kill(getpid(), SIGUSR1);
+		pause_ms(20);
+		if (waiting())
+			send_dgram(a);
+		pthread_join(t, NULL);
+		if (rgot == -1) {
+			eintr++;
+			mismatch += rerr != EINTR || ran_here != 1;
+		} else {
+			mismatch += ran_here != 0;
+		}
+	}
+	printf("  30 signals to the process: %d reads ended with EINTR, "
+	       "%d not in the thread whose handler ran\n", eintr, mismatch);
+	CHECK_EQ(mismatch, 0);
+	__atomic_store_n(&by_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(by, NULL);
+	signal(SIGUSR1, SIG_IGN);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+#endif
+
+/* setuid() in another thread (glibc signals every thread) does not end
+ * a read. */
+static void test_setuid(int fd)
+{
+	pthread_t t;
+
+	start(&t, fd);
+	CHECK_RET(setuid(getuid()), 0);
+	pause_ms(50);
+	CHECK(waiting());
+	{
+		struct sockaddr_in a;
+		socklen_t al = sizeof(a);
+		struct t_bind got;
+
+		memset(&got, 0, sizeof(got));
+		got.addr.buf = (char *)&a;
+		got.addr.maxlen = al;
+		REQUIRE(t_getprotaddr(fd, &got, NULL) == 0);
+		send_dgram(&a);
+	}
+	pthread_join(t, NULL);
+	CHECK_EQ(rgot, 0);
+}
+
+#ifndef __SANITIZE_THREAD__
+/* The application closes the reader's signalfd (a child's "close all"
+ * loop, say): the wait neither spins nor stops working. */
+static void test_sfd_closed(int fd, struct sockaddr_in *a)
+{
+	pthread_t t;
+	double c0;
+
+	start(&t, fd);
+	CHECK(signalfds_close(true) >= 1);
+	c0 = cpu_s();
+	pause_ms(300);
+	printf("  its signalfd closed: %.3f s of CPU in 0.3 s\n",
+	       cpu_s() - c0);
+	CHECK(cpu_s() - c0 < 0.1);
+	CHECK(waiting());
+	send_dgram(a);
+	pthread_join(t, NULL);
+	CHECK_EQ(rgot, 0);
+}
+#endif
+
 int main(void)
 {
 	static const char *const udp[] = { "/dev/udp", "/dev/inet/udp" };
@@ -246,6 +390,14 @@ int main(void)
 		a = bind_lo4(fd, 0);
 		printf("%s\n", udp[i]);
 		check_waits(fd, send_dgram, &a);
+#ifndef __SANITIZE_THREAD__
+		/* (not under ThreadSanitizer: it delivers signals itself;
+		 * and a close of a descriptor another thread polls is what
+		 * it reports) */
+		test_process_signal(fd, &a);
+		test_sfd_closed(fd, &a);
+#endif
+		test_setuid(fd);
 		CHECK_RET(t_close(fd), 0);
 	}
 	for (int i = 0; i < 2; i++) {

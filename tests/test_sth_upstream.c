@@ -430,13 +430,20 @@ static void test_hangup_async(void)
  * events and data, in each set that watched it: one where 600 other
  * descriptors come first, one edge-triggered whose registration was made
  * through a dup closed since (it goes on under the stream's other
- * number, as it went on before). */
+ * number, as it went on before).  The first set also watched the stream
+ * through a lower-numbered dup, closed since: the registration made
+ * through the number still open keeps its place and data. */
 static void test_hangup_epoll(void)
 {
-	int fd = open_up(O_NONBLOCK), ep[2], fd2, sp[300][2];
-	struct epoll_event ev, got;
+	int hole = open("/dev/null", O_RDONLY);
+	int fd = open_up(O_NONBLOCK), ep[2], fd2, fd3, sp[300][2];
+	struct epoll_event ev, got, two[4];
 	char buf[16];
 
+	REQUIRE(hole >= 0 && hole < fd);
+	CHECK_RET(close(hole), 0);
+	fd3 = dup(fd);
+	CHECK_EQ(fd3, hole);
 	fd2 = dup(fd);
 	REQUIRE(fd2 >= 0);
 	for (int i = 0; i < 2; i++) {
@@ -459,6 +466,11 @@ static void test_hangup_epoll(void)
 		CHECK_RET(epoll_ctl(ep[i], EPOLL_CTL_ADD, i ? fd2 : fd, &ev), 0);
 		CHECK_RET(epoll_wait(ep[i], &got, 1, 0), 0);
 	}
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.u64 = 0xbad;
+	CHECK_RET(epoll_ctl(ep[0], EPOLL_CTL_ADD, fd3, &ev), 0);
+	CHECK_RET(close(fd3), 0);
 	CHECK_RET(close(fd2), 0);
 	CHECK_RET(sendup_bytes(fd, M_HANGUP, 0, 0, 0), 0);
 	CHECK_RET(epoll_wait(ep[0], &got, 1, 1000), 1);
@@ -468,11 +480,12 @@ static void test_hangup_epoll(void)
 	for (int i = 0; i < 2; i++)
 		CHECK_RET(epoll_wait(ep[i], &got, 1, 0), 0);
 	CHECK_RET(write(fd, "back", 4), 4);	/* echoed: readable */
-	for (int i = 0; i < 2; i++) {
-		CHECK_RET(epoll_wait(ep[i], &got, 1, 1000), 1);
-		CHECK_EQ(got.events, EPOLLIN);
-		CHECK_EQ(got.data.u64, 0xfeed0000ull + (unsigned)i);
-	}
+	CHECK_RET(epoll_wait(ep[0], two, 4, 1000), 1);
+	CHECK_EQ(two[0].events, EPOLLIN);
+	CHECK_EQ(two[0].data.u64, 0xfeed0000ull);
+	CHECK_RET(epoll_wait(ep[1], &got, 1, 1000), 1);
+	CHECK_EQ(got.events, EPOLLIN);
+	CHECK_EQ(got.data.u64, 0xfeed0001ull);
 	CHECK_RET(read(fd, buf, sizeof(buf)), 4);
 	CHECK_RET(epoll_wait(ep[0], &got, 1, 0), 0);
 	/* the set still names the descriptor: it can be taken out */

@@ -248,15 +248,19 @@ static void mirror_rebuild(struct sthead *sh)
 			afd = first >= 0 ? first : sh->sh_mfd_app;
 		sth_real.fcntl(afd, F_SETFL, O_NONBLOCK | O_ASYNC);
 	}
-	for (int i = 0; i < nreg; i++) {
-		/* a registration made through a number closed since (a dup
-		 * kept the description) goes on under another of the
-		 * stream's numbers, as it went on on the old description */
-		int tfd = names_stream(reg[i].tfd, sh) ? reg[i].tfd : first;
-		if (tfd >= 0)
-			(void)syscall(SYS_epoll_ctl, reg[i].epfd,
-				      EPOLL_CTL_ADD, tfd, &reg[i].ev);
-	}
+	/* the registrations made through numbers that still name the
+	 * stream first; then one made through a number closed since (a dup
+	 * kept the description) goes on under another of the stream's
+	 * numbers, as it went on on the old description, where that set
+	 * has none under it (one per set and number: the others are lost) */
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < nreg; i++) {
+			bool live = names_stream(reg[i].tfd, sh);
+			int tfd = live ? reg[i].tfd : first;
+			if (live == (pass == 0) && tfd >= 0)
+				(void)syscall(SYS_epoll_ctl, reg[i].epfd,
+					      EPOLL_CTL_ADD, tfd, &reg[i].ev);
+		}
 	sh->sh_mhave = MIR_OUT;
 }
 

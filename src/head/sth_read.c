@@ -897,14 +897,18 @@ static int read_wait_direct(struct rctx *c, struct strkev *ke, int efd)
 			np = 3;
 		}
 		r = syscall(SYS_ppoll, p, np, &ts, NULL, 0);
-		if (r < 0 && errno == EINTR)
+		/* (with the signals blocked, only libc's own -- setuid's in
+		 * another thread, restarting -- or a fault's interrupt it) */
+		if (r < 0 && errno == EINTR && np == 2)
 			err = EINTR;
 		if (np == 3) {
-			bool woke = r > 0 && p[2].revents != 0;
-			if (sth_restart_end(&rw, woke))
+			if (sth_restart_end(&rw, r > 0 ? p[2].revents : 0))
 				err = EINTR;
-			if (woke && (p[0].revents | p[1].revents) == 0)
+			if (r > 0 && p[2].revents &&
+			    (p[0].revents | p[1].revents) == 0)
 				r = 0;	/* only signals: look again */
+			if (r < 0)
+				r = 0;
 		}
 		c->t = str_enter();
 		if (r > 0 && (p[1].revents & POLLIN)) {

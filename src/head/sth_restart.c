@@ -38,7 +38,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sthead.h"
@@ -48,6 +50,7 @@ struct sfd {
 	struct sfd *next;
 	int fd;
 	sigset_t set;		/* what it watches */
+	int idle;		/* wake-ups in a row that found nothing */
 };
 
 pthread_mutex_t sth_restart_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -56,21 +59,49 @@ static pthread_key_t sfd_key;
 static pthread_once_t sfd_once = PTHREAD_ONCE_INIT;
 static __thread struct sfd *my_sfd;	/* this thread's */
 
-static void sfd_drop(void *arg)
+/* Off the list (sth_restart_lock held); closed unless the number is no
+ * longer ours.  Under the lock, so that a fork never sees one that is
+ * open and not listed. */
+static void sfd_unlist(struct sfd *s, bool close_it)
 {
-	struct sfd *s = arg, **pp;
+	struct sfd **pp;
 
-	pthread_mutex_lock(&sth_restart_lock);
 	for (pp = &sfd_list; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == s) {
 			*pp = s->next;
 			break;
 		}
+	if (close_it)
+		sth_real.close(s->fd);
+}
+
+static void sfd_drop(void *arg)
+{
+	struct sfd *s = arg;
+
+	pthread_mutex_lock(&sth_restart_lock);
+	sfd_unlist(s, true);
 	pthread_mutex_unlock(&sth_restart_lock);
-	sth_real.close(s->fd);
-	free(s);
 	if (my_sfd == s)
 		my_sfd = NULL;
+	free(s);
+}
+
+/* The number is no longer our signalfd (the application closed it, and
+ * may have reused it): forget it, closing nothing; the next wait makes
+ * another. */
+static void sfd_forget(void)
+{
+	struct sfd *s = my_sfd;
+
+	if (s == NULL)
+		return;
+	pthread_mutex_lock(&sth_restart_lock);
+	sfd_unlist(s, false);
+	pthread_mutex_unlock(&sth_restart_lock);
+	(void)pthread_setspecific(sfd_key, NULL);
+	my_sfd = NULL;
+	free(s);
 }
 
 static void sfd_key_init(void)
@@ -126,17 +157,19 @@ int sth_restart_begin(struct sth_rwait *w)
 		s = calloc(1, sizeof(*s));
 		if (s == NULL)
 			goto fail;
+		pthread_once(&sfd_once, sfd_key_init);
+		pthread_mutex_lock(&sth_restart_lock);
 		s->fd = signalfd(-1, &watch, SFD_NONBLOCK | SFD_CLOEXEC);
+		if (s->fd >= 0) {
+			s->next = sfd_list;
+			sfd_list = s;
+		}
+		pthread_mutex_unlock(&sth_restart_lock);
 		if (s->fd < 0) {
 			free(s);
 			goto fail;
 		}
 		s->set = watch;
-		pthread_once(&sfd_once, sfd_key_init);
-		pthread_mutex_lock(&sth_restart_lock);
-		s->next = sfd_list;
-		sfd_list = s;
-		pthread_mutex_unlock(&sth_restart_lock);
 		my_sfd = s;
 		(void)pthread_setspecific(sfd_key, s);
 	}
@@ -147,23 +180,57 @@ fail:
 	return -1;
 }
 
-bool sth_restart_end(struct sth_rwait *w, bool woke)
+/* How sig is handled now: true for a handler without SA_RESTART. */
+static bool interrupts(int sig)
 {
+	struct sigaction sa;
+
+	if (sigaction(sig, NULL, &sa) != 0)
+		return false;
+	if ((sa.sa_flags & SA_SIGINFO) ? sa.sa_sigaction == NULL
+	    : (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN))
+		return false;
+	return !(sa.sa_flags & SA_RESTART);
+}
+
+#define END_MAX	64		/* signals taken at one end */
+
+bool sth_restart_end(struct sth_rwait *w, short revents)
+{
+	static const struct timespec zero = { 0, 0 };
+	siginfo_t info[END_MAX];
 	bool intr = false;
-	sigset_t pend;
+	int n = 0, sig;
+	pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
 
-	if (woke && sigpending(&pend) == 0) {
-		for (int i = 1; i < NSIG; i++) {
-			struct sigaction sa;
-
-			if (sigismember(&pend, i) != 1 ||
-			    sigismember(&w->watch, i) != 1 ||
-			    sigaction(i, NULL, &sa) != 0)
-				continue;
-			if ((sa.sa_flags & SA_SIGINFO) ? sa.sa_sigaction != NULL
-			    : (sa.sa_handler != SIG_DFL &&
-			       sa.sa_handler != SIG_IGN))
-				intr |= !(sa.sa_flags & SA_RESTART);
+	if (revents & POLLNVAL)
+		sfd_forget();		/* closed under us */
+	/*
+	 * Every signal that came, whether or not it woke the wait (one
+	 * that came as ppoll returned for data would otherwise have its
+	 * handler run at the restore with the wait going on).  They are
+	 * taken off the pending sets -- the thread's and the process's: a
+	 * signal sent to the process that this thread would have taken,
+	 * had it not blocked it, is this thread's (any thread not blocking
+	 * it may get it) -- and sent again to this thread alone, still
+	 * blocked, with their siginfo; the restore then delivers them here.
+	 */
+	while (n < END_MAX &&
+	       (sig = sigtimedwait(&w->watch, &info[n], &zero)) > 0) {
+		intr |= interrupts(sig);
+		n++;
+	}
+	for (int i = 0; i < n; i++)
+		(void)syscall(SYS_rt_tgsigqueueinfo, pid, tid, info[i].si_signo,
+			      &info[i]);
+	if (my_sfd != NULL) {
+		/* woken with nothing to take, twice running: the number
+		 * may be another file of the application's now */
+		if ((revents & POLLIN) && n == 0) {
+			if (++my_sfd->idle >= 2)
+				sfd_forget();
+		} else {
+			my_sfd->idle = 0;
 		}
 	}
 	/* the handlers run now */

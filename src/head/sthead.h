@@ -415,13 +415,13 @@ void sth_sig_atfork_child(struct sthead *sh);
 /* ---- sth_restart.c ---- */
 /* A ppoll wait that decides EINTR as SA_RESTART says: begin blocks the
  * signals and gives a signalfd for the poll set (-1: wait as usual, no
- * end); end, with whether that fd woke the wait, restores the mask (the
- * handlers run) and says whether the wait ends with EINTR. */
+ * end); end, with that fd's revents, restores the mask (the handlers
+ * run) and says whether the wait ends with EINTR. */
 struct sth_rwait {
 	sigset_t old, watch;
 };
 int sth_restart_begin(struct sth_rwait *w);
-bool sth_restart_end(struct sth_rwait *w, bool woke);
+bool sth_restart_end(struct sth_rwait *w, short revents);
 void sth_restart_atfork_child(void);
 
 /* ---- sth_posix.c: the real libc calls ---- */
