@@ -897,9 +897,10 @@ static int read_wait_direct(struct rctx *c, struct strkev *ke, int efd)
 			np = 3;
 		}
 		r = syscall(SYS_ppoll, p, np, &ts, NULL, 0);
-		/* (with the signals blocked, only libc's own -- setuid's in
-		 * another thread, restarting -- or a fault's interrupt it) */
-		if (r < 0 && errno == EINTR && np == 2)
+		/* (with the signals blocked, or none caught, only libc's own
+		 * -- setuid's in another thread, restarting -- interrupts
+		 * it; or a handler installed since the last look) */
+		if (r < 0 && errno == EINTR && np == 2 && sth_restart_caught())
 			err = EINTR;
 		if (np == 3) {
 			if (sth_restart_end(&rw, r > 0 ? p[2].revents : 0))

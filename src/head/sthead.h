@@ -422,6 +422,8 @@ struct sth_rwait {
 };
 int sth_restart_begin(struct sth_rwait *w);
 bool sth_restart_end(struct sth_rwait *w, short revents);
+/* After a plain wait's EINTR: does the process catch any signal now? */
+bool sth_restart_caught(void);
 void sth_restart_atfork_child(void);
 
 /* ---- sth_posix.c: the real libc calls ---- */
