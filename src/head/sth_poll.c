@@ -228,8 +228,7 @@ static void mirror_rebuild(struct sthead *sh)
 			sth_real.fcntl(sv[0], F_SETSIG, sig);
 	}
 	for (int fd = 0; fd < sth_fdcap; fd++) {
-		struct sth_file *f = sth_lookup(fd);
-		if (f != NULL && f->f_sh == sh) {
+		if (names_stream(fd, sh)) {
 			sth_real.dup3(sv[0], fd, (sth_real.fcntl(fd, F_GETFD) &
 						  FD_CLOEXEC) ? O_CLOEXEC : 0);
 			if (first < 0)
@@ -428,9 +427,12 @@ int sth_set_async(struct sth_file *f, int fd, bool on)
 	struct sthead *sh = f->f_sh;
 	int fl = sth_real.fcntl(fd, F_GETFL);
 
+	if (fl < 0)
+		return errno;
+	if (!(fl & O_ASYNC) == !on)
+		return 0;		/* as asked already */
 	/* through fd: the number a signal's si_fd gives (F_SETSIG) */
-	if (fl < 0 || sth_real.fcntl(fd, F_SETFL,
-				     on ? fl | O_ASYNC : fl & ~O_ASYNC) != 0)
+	if (sth_real.fcntl(fd, F_SETFL, on ? fl | O_ASYNC : fl & ~O_ASYNC) != 0)
 		return errno;
 	if (on) {
 		__atomic_store_n(&sh->sh_asyncfd, fd, __ATOMIC_RELEASE);

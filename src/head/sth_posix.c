@@ -395,8 +395,7 @@ static int fcntl_common(int fd, int cmd, long arg)
 					 ((int)arg & (O_NONBLOCK | O_NDELAY |
 						      O_APPEND)),
 					 __ATOMIC_RELEASE);
-			if (!((int)arg & O_ASYNC) != !sth_async(fd))
-				r = sth_set_async(f, fd, (int)arg & O_ASYNC);
+			r = sth_set_async(f, fd, (int)arg & O_ASYNC);
 		}
 		str_exit(t);
 		if (f == NULL)
