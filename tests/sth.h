@@ -333,6 +333,16 @@ static inline void kicker_stop(struct kicker *k)
 	pthread_join(k->self, NULL);
 }
 
+/* Wait up to ms for the kicker to have sent n signals. */
+static inline void kicker_wait(struct kicker *k, int n, int ms)
+{
+	long end = now_ms() + ms;
+
+	while (__atomic_load_n(&k->sent, __ATOMIC_RELAXED) < n &&
+	       now_ms() < end)
+		pause_ms(1);
+}
+
 /* Handler counting signals, installed without SA_RESTART. */
 __attribute__((unused)) static volatile sig_atomic_t sigcount[65];
 

@@ -13,7 +13,8 @@
  * wait with EINTR -- also when it is changed with signal() compiled as
  * ISO C (sysv_signal: not restarting) between two signals.  A restarting
  * signal the reader's thread blocks stays pending without making the
- * reader spin.
+ * reader spin.  A first handler with SA_RESTART, installed while the
+ * reader of a process that caught nothing waits, does not end the wait.
  */
 #include "ferry.h"
 
@@ -375,6 +376,33 @@ static void test_sfd_closed(int fd, struct sockaddr_in *a)
 }
 #endif
 
+#ifndef __SANITIZE_THREAD__
+/* The process caught no signal (but the fault signals) when the reader
+ * went to sleep (so it waits in ppoll alone, and knows of no handler for
+ * up to 100 ms): the
+ * first handler, with SA_RESTART, installed and run during the wait does
+ * not end it. */
+static void test_first_handler(int fd, struct sockaddr_in *a)
+{
+	pthread_t t;
+
+	start(&t, fd);
+	/* catching nothing but the fault signals (the library's copy
+	 * guard: SIGSEGV, SIGBUS), it waits without a signalfd */
+	CHECK_EQ(signalfds(), 0);
+	install(SIGUSR1, SA_RESTART);
+	pthread_kill(t, SIGUSR1);
+	pause_ms(20);
+	CHECK_EQ(__atomic_load_n(&ran[SIGUSR1], __ATOMIC_RELAXED), 1);
+	CHECK(waiting());
+	send_dgram(a);
+	pthread_join(t, NULL);
+	CHECK_EQ(rgot, 0);
+	CHECK_EQ(rlen, 1);
+	signal(SIGUSR1, SIG_DFL);
+}
+#endif
+
 int main(void)
 {
 	static const char *const udp[] = { "/dev/udp", "/dev/inet/udp" };
@@ -389,6 +417,10 @@ int main(void)
 		REQUIRE(fd >= 0);
 		a = bind_lo4(fd, 0);
 		printf("%s\n", udp[i]);
+#ifndef __SANITIZE_THREAD__
+		if (i == 0)
+			test_first_handler(fd, &a);
+#endif
 		check_waits(fd, send_dgram, &a);
 #ifndef __SANITIZE_THREAD__
 		/* (not under ThreadSanitizer: it delivers signals itself;

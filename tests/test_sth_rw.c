@@ -479,11 +479,8 @@ struct late {
 static void *late_writer(void *arg)
 {
 	struct late *l = arg;
-	long end = now_ms() + 5000;
 
-	while (__atomic_load_n(&l->k->sent, __ATOMIC_RELAXED) < 4 &&
-	       now_ms() < end)
-		pause_ms(1);
+	kicker_wait(l->k, 4, 5000);
 	write(l->fd, "late", 4);
 	return NULL;
 }
@@ -508,6 +505,70 @@ static void test_restart(void)
 	CHECK(wait_sig(SIGUSR2, 1, 2000));
 	CHECK_RET(close(fd), 0);
 	signal(SIGUSR2, SIG_IGN);
+}
+
+/* ---- a writer waiting for memory ---- */
+
+struct lift {
+	struct kicker *k;
+	int lifted;		/* atomic */
+};
+
+static void *lift_limit(void *arg)
+{
+	struct lift *l = arg;
+
+	kicker_wait(l->k, 4, 5000);
+	__atomic_store_n(&l->lifted, 1, __ATOMIC_RELEASE);
+	streams_set_memlimit(0);
+	return NULL;
+}
+
+/*
+ * Past the memory limit a blocking write waits (a millisecond at a time)
+ * for memory: a signal handled without SA_RESTART ends the wait with
+ * EINTR, one with SA_RESTART does not; a non-blocking write says EAGAIN.
+ */
+static void test_nomem_wait(void)
+{
+	struct kicker k;
+	struct lift l = { &k, 0 };
+	pthread_t th;
+	char buf[100], in[200];
+	int p[2];
+
+	memset(buf, 'm', sizeof(buf));
+	open_pipe(p);
+	CHECK_EQ(streams_set_memlimit(1), 0);
+	CHECK_RET(set_nonblock(p[0], true), 0);
+	CHECK_ERR(write(p[0], buf, sizeof(buf)), EAGAIN);
+	CHECK_RET(set_nonblock(p[0], false), 0);
+
+	catch_sig(SIGUSR1, false);
+	kicker_start(&k, SIGUSR1);
+	CHECK_ERR(write(p[0], buf, sizeof(buf)), EINTR);
+	kicker_stop(&k);
+	signal(SIGUSR1, SIG_IGN);
+
+	sigcount[SIGUSR2] = 0;
+	catch_sig(SIGUSR2, true);
+	kicker_start(&k, SIGUSR2);
+	REQUIRE(pthread_create(&th, NULL, lift_limit, &l) == 0);
+	CHECK_RET(write(p[0], buf, sizeof(buf)), 100);
+	CHECK_EQ(__atomic_load_n(&l.lifted, __ATOMIC_ACQUIRE), 1);
+	kicker_stop(&k);
+	pthread_join(th, NULL);
+	CHECK(sigcount[SIGUSR2] >= 4);
+	signal(SIGUSR2, SIG_IGN);
+	CHECK_EQ(streams_set_memlimit(0), 0);
+
+	/* the interrupted and refused writes left nothing behind */
+	CHECK_RET(set_nonblock(p[1], true), 0);
+	CHECK_RET(read(p[1], in, sizeof(in)), 100);
+	CHECK_EQ(memcmp(in, buf, 100), 0);
+	CHECK_ERR(read(p[1], in, sizeof(in)), EAGAIN);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
 }
 
 /* ---- write flow control on a pipe ---- */
@@ -624,6 +685,7 @@ int main(void)
 	test_block_read();
 	test_eintr();
 	test_restart();
+	test_nomem_wait();
 	test_flow();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();

@@ -900,7 +900,7 @@ static int read_wait_direct(struct rctx *c, struct strkev *ke, int efd)
 		/* (with the signals blocked, or none caught, only libc's own
 		 * -- setuid's in another thread, restarting -- interrupts
 		 * it; or a handler installed since the last look) */
-		if (r < 0 && errno == EINTR && np == 2 && sth_restart_caught())
+		if (r < 0 && errno == EINTR && np == 2 && sth_restart_eintr())
 			err = EINTR;
 		if (np == 3) {
 			if (sth_restart_end(&rw, r > 0 ? p[2].revents : 0))

@@ -24,11 +24,18 @@
  * Nothing is cached about handlers: what decides is how each pending
  * signal is handled at the instant it ends the wait.  The cost is three
  * system calls per wait (the mask, the look, the mask).  So a process
- * that catches no signal at all (the kernel's SigCgt, read from
- * /proc/self/status at most every 100 ms, less libc's own 32 and 33)
- * waits as before: ppoll alone, where no handler can run.  An EINTR there
- * (libc's setuid signal, restarting; or a handler installed since the
- * last read) reads SigCgt again: EINTR only if something is caught.
+ * that catches no signal a wait would keep out (the kernel's SigCgt, read
+ * from /proc/self/status at most every 100 ms, less libc's own 32 and 33
+ * and the fault signals: the library's copy guard catches SIGSEGV and
+ * SIGBUS in every process) waits as before: ppoll alone, where no
+ * handler can run.  An EINTR there (libc's setuid signal, restarting; or
+ * a handler installed since the last read) reads SigCgt again and asks
+ * how each caught signal is handled: EINTR only if one of them has a
+ * handler without SA_RESTART (which signal it was, the wait cannot
+ * tell).
+ *
+ * sth_restart_nap() is a short sleep (a writer waiting for memory) that
+ * honours SA_RESTART the same way: a timed ppoll on the signalfd alone.
  *
  * The signalfd is one per thread, kept between waits and re-armed only
  * when its set must change (the thread blocked other signals).  Every
@@ -140,8 +147,9 @@ static bool same_set(const sigset_t *a, const sigset_t *b)
 	return true;
 }
 
-/* The signals the process catches (bit s-1: signal s), less libc's own;
- * read again when older than 100 ms, or now with fresh. */
+/* The signals the process catches (bit s-1: signal s) that a wait keeps
+ * out (blockable); read again when older than 100 ms, or now with
+ * fresh. */
 #define CAUGHT_TTL_NS	100000000ull
 
 static uint64_t caught_mask, caught_when;	/* atomic */
@@ -150,6 +158,7 @@ static uint64_t caught(bool fresh)
 {
 	uint64_t now = str_now_ns(), m = 0;
 	char buf[4096], *p;
+	sigset_t bl;
 	ssize_t k;
 	int fd;
 
@@ -167,17 +176,19 @@ static uint64_t caught(bool fresh)
 	if ((p = strstr(buf, "SigCgt:")) == NULL)
 		return ~0ull;
 	m = strtoull(p + 7, NULL, 16);
-	for (int i = 32; i < SIGRTMIN; i++)
-		m &= ~(1ull << (i - 1));
+	/* only what a wait would keep out: not libc's own, nor the
+	 * signals a fault raises (the library's own copy guard catches
+	 * SIGSEGV and SIGBUS in every process; no fault happens inside
+	 * ppoll) */
+	blockable(&bl);
+	for (int i = 1; i <= 64; i++)
+		if (i >= NSIG || sigismember(&bl, i) != 1)
+			m &= ~(1ull << (i - 1));
 	__atomic_store_n(&caught_mask, m, __ATOMIC_RELAXED);
 	__atomic_store_n(&caught_when, now, __ATOMIC_RELEASE);
 	return m;
 }
 
-bool sth_restart_caught(void)
-{
-	return caught(true) != 0;
-}
 
 int sth_restart_begin(struct sth_rwait *w)
 {
@@ -238,6 +249,37 @@ static bool interrupts(int sig)
 	    : (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN))
 		return false;
 	return !(sa.sa_flags & SA_RESTART);
+}
+
+bool sth_restart_eintr(void)
+{
+	uint64_t m = caught(true);
+
+	if (m == ~0ull)
+		return true;		/* cannot tell */
+	for (int sig = 1; sig <= 64 && m != 0; sig++, m >>= 1)
+		if ((m & 1) && interrupts(sig))
+			return true;
+	return false;
+}
+
+int sth_restart_nap(long ns)
+{
+	struct timespec ts = { ns / 1000000000L, ns % 1000000000L };
+	struct sth_rwait w;
+	struct pollfd p;
+	int r;
+
+	p.fd = sth_restart_begin(&w);
+	if (p.fd < 0) {
+		r = (int)syscall(SYS_ppoll, NULL, 0, &ts, NULL, 0);
+		return r < 0 && errno == EINTR && sth_restart_eintr() ?
+		       EINTR : 0;
+	}
+	p.events = POLLIN;
+	p.revents = 0;
+	r = (int)syscall(SYS_ppoll, &p, 1, &ts, NULL, 0);
+	return sth_restart_end(&w, r > 0 ? p.revents : 0) ? EINTR : 0;
 }
 
 #define END_MAX	64		/* signals taken at one end */

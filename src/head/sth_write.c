@@ -183,11 +183,10 @@ static mblk_t *alloc_wait(struct wctx *c, size_t size, int *errp)
 			return NULL;
 		}
 		str_exit(c->t);
-		struct timespec ts = { 0, 1000000 };
-		int r = nanosleep(&ts, NULL);
+		int r = sth_restart_nap(1000000);	/* 1 ms */
 		c->t = str_enter();
 		if (r != 0) {
-			*errp = EINTR;
+			*errp = r;
 			return NULL;
 		}
 		if ((*errp = write_state(c->sh)) != 0)

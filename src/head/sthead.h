@@ -422,8 +422,11 @@ struct sth_rwait {
 };
 int sth_restart_begin(struct sth_rwait *w);
 bool sth_restart_end(struct sth_rwait *w, short revents);
-/* After a plain wait's EINTR: does the process catch any signal now? */
-bool sth_restart_caught(void);
+/* After a plain wait's EINTR: does the process catch a signal now whose
+ * handler has no SA_RESTART? */
+bool sth_restart_eintr(void);
+/* Sleep ns (or less), honouring SA_RESTART: 0, or EINTR. */
+int sth_restart_nap(long ns);
 void sth_restart_atfork_child(void);
 
 /* ---- sth_posix.c: the real libc calls ---- */
