@@ -52,12 +52,9 @@ void str_batch_end(void)
 		str_batch_flush_slow(t);
 }
 
-bool str_batch_add(queue_t *q, mblk_t *mp, str_batch_fn fn, unsigned key)
+void str_batch_add_run(struct strthread *t, queue_t *q, mblk_t *mp,
+		       str_batch_fn fn, unsigned key)
 {
-	struct strthread *t = str_self_tls;
-
-	if (t == NULL || t->t_batch == 0)
-		return false;
 	if (t->t_bn != 0 && (t->t_bq != q || t->t_bfn != fn ||
 			     t->t_bkey != key))
 		str_batch_flush_slow(t);
@@ -71,5 +68,4 @@ bool str_batch_add(queue_t *q, mblk_t *mp, str_batch_fn fn, unsigned key)
 		t->t_blast->b_next = mp;
 	}
 	t->t_blast = mp;
-	return true;
 }

@@ -575,7 +575,20 @@ void str_batch_flush_slow(struct strthread *t);
 /* key: what the owner knows of its queue when mp comes (the head: its
  * read-side flush count); a new key starts a new run, and fn gets the
  * run's key (the head drops a run that a flush overtook) */
-bool str_batch_add(queue_t *q, mblk_t *mp, str_batch_fn fn, unsigned key);
+void str_batch_add_run(struct strthread *t, queue_t *q, mblk_t *mp,
+		       str_batch_fn fn, unsigned key);
+/* (inline: a put procedure asks on every message, and outside a batch,
+ * nearly always, the answer is one load) */
+static inline bool str_batch_add(queue_t *q, mblk_t *mp, str_batch_fn fn,
+				 unsigned key)
+{
+	struct strthread *t = str_self_tls;
+
+	if (t == NULL || t->t_batch == 0)
+		return false;
+	str_batch_add_run(t, q, mp, fn, key);
+	return true;
+}
 
 /* Messages held in this thread's batch go out first. */
 static inline void str_batch_flush(void)

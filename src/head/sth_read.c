@@ -630,6 +630,22 @@ static bool urgent_match(const mblk_t *mp, void *arg)
 	return urgent(mp) && (u->match == NULL || u->match(mp, u->arg));
 }
 
+/* Take the run of plain messages at the front of the queue into the
+ * empty cache (nothing if the front is not plain). */
+static void rcache_fill(struct sthead *sh)
+{
+	unsigned g;
+	mblk_t *mp = str_getq_run(sh->sh_sd.sd_rq, &sh->sh_rflushgen, &g);
+
+	if (mp != NULL) {
+		/* g: the generation when it was taken (a flush since then
+		 * discards it at the next look) */
+		sh->sh_rcache = mp;
+		__atomic_store_n(&sh->sh_rcache_gen, g, __ATOMIC_RELEASE);
+		__atomic_store_n(&sh->sh_rcache_any, 1, __ATOMIC_RELEASE);
+	}
+}
+
 /*
  * The next message for a reader, in STREAMS order: high priority and
  * band messages queued ahead of the cache first, then the cache, then the
@@ -654,18 +670,8 @@ static mblk_t *rtake(struct sthead *sh, rmatch_fn match, void *arg,
 	    __atomic_load_n(&rq->q_first, __ATOMIC_ACQUIRE) == NULL &&
 	    !(sh_flags(sh) & STRBANDQ))
 		return NULL;
-	if (sh->sh_rcache == NULL) {
-		unsigned g;
-		mp = str_getq_run(rq, &sh->sh_rflushgen, &g);
-		if (mp != NULL) {
-			/* g: the generation when it was taken (a flush since
-			 * then discards it at the next look) */
-			sh->sh_rcache = mp;
-			__atomic_store_n(&sh->sh_rcache_gen, g,
-					 __ATOMIC_RELEASE);
-			__atomic_store_n(&sh->sh_rcache_any, 1, __ATOMIC_RELEASE);
-		}
-	}
+	if (sh->sh_rcache == NULL)
+		rcache_fill(sh);
 	if (sh->sh_rcache != NULL) {
 		int fl = sh_flags(sh);
 		if (unlikely(fl & (STRPRI | STRBANDQ))) {
@@ -1066,6 +1072,60 @@ static mblk_t *rest_of(mblk_t *mp, unsigned char band, unsigned short flag)
 	return mp;
 }
 
+/*
+ * The common read, taken before the general loop: whole one-block M_DATA
+ * messages from the reader's cache into a single buffer, while no error,
+ * priority message or band message is waiting.  Exactly what the loop
+ * would do with them, without its questions.  True when the read is
+ * complete (the buffer full, a message mode's one message, or a byte
+ * stream found nothing more); false leaves the rest, with *copied and
+ * *iovoff where they are, to the loop.  rlock held.
+ */
+static bool read_plain(struct sthead *sh, const struct iovec *iov,
+		       size_t *iovoff, int rdopt, ssize_t *copied)
+{
+	queue_t *rq = sh->sh_sd.sd_rq;
+
+	for (;;) {
+		mblk_t *mp;
+		size_t len;
+
+		rcache_check(sh);
+		if (sh_flags(sh) & (STRDERR | STRPRI | STRBANDQ))
+			return false;
+		if (sh->sh_rcache == NULL) {
+			/* nothing queued: a byte stream with something
+			 * already is done (the loop would say so), else the
+			 * loop waits */
+			if (__atomic_load_n(&rq->q_first,
+					    __ATOMIC_ACQUIRE) == NULL)
+				return *copied > 0;
+			rcache_fill(sh);
+			if (sh->sh_rcache == NULL)
+				return false;	/* not plain at the front */
+		}
+		mp = sh->sh_rcache;
+		len = (size_t)(mp->b_wptr - mp->b_rptr);
+		if (mp->b_datap->db_type != M_DATA || mp->b_cont != NULL ||
+		    mp->b_band != 0 || mp->b_wptr <= mp->b_rptr ||
+		    len > iov->iov_len - *iovoff)
+			return false;
+		if (sth_ucopy((char *)iov->iov_base + *iovoff, mp->b_rptr,
+			      len) != 0)
+			return false;	/* the loop says EFAULT */
+		rcache_pop(sh);
+		*iovoff += len;
+		*copied += (ssize_t)len;
+		freeb(mp);
+		rconsumed(sh, len, 1, NULL);
+		if ((rdopt & RMODEMASK) != RNORM &&
+		    (rdopt & RMODEMASK) != RFILL)
+			return true;	/* message modes: one message */
+		if (*iovoff == iov->iov_len)
+			return true;
+	}
+}
+
 /* trusted: uiov is the library's own (read()), not copied in */
 ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 		 bool *handled)
@@ -1117,6 +1177,8 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 	}
 	strblock_lock(&sh->sh_rlock);
 	rdopt = __atomic_load_n(&sh->sh_rdopt, __ATOMIC_RELAXED);
+	if (iovcnt == 1 && read_plain(sh, iov, &iovoff, rdopt, &copied))
+		goto done;
 	for (;;) {
 		mblk_t *mp;
 		unsigned char type;
@@ -1248,6 +1310,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 		}
 		break;
 	}
+done:
 	rlock_release(sh);
 out_noread:
 	sth_changed(sh);
@@ -1360,6 +1423,74 @@ int streams_getpmsg_direct(int fd, struct strbuf *ctl, struct strbuf *dat,
 	return getpmsg_local(fd, ctl, dat, bandp, flagsp, true);
 }
 
+/*
+ * The common getmsg, taken before the general loop: a band-0 message
+ * from the reader's cache that is one M_PROTO block, one M_DATA block,
+ * or the two, each fitting the buffer given for it, asked for with
+ * MSG_ANY (or MSG_BAND 0), while no error, priority message or band
+ * message is waiting.  Exactly what the loop would do with it, without
+ * its questions.  True when done (*ret the result); false leaves
+ * everything to the loop.  rlock held.
+ */
+static bool getmsg_plain(struct sthead *sh, struct strbuf *ctl,
+			 struct strbuf *dat, const struct gm_want *w,
+			 int *bandp, int *flagsp, bool pmsg)
+{
+	mblk_t *mp, *cp = NULL, *dp;
+	size_t clen = 0, dlen = 0;
+
+	if (w->mode != MSG_ANY && (w->mode != MSG_BAND || w->band != 0))
+		return false;
+	rcache_check(sh);
+	if (sh_flags(sh) & (STRDERR | STRPRI | STRBANDQ))
+		return false;
+	if (sh->sh_rcache == NULL) {
+		if (__atomic_load_n(&sh->sh_sd.sd_rq->q_first,
+				    __ATOMIC_ACQUIRE) == NULL)
+			return false;
+		rcache_fill(sh);
+		if (sh->sh_rcache == NULL)
+			return false;
+	}
+	mp = sh->sh_rcache;
+	if (mp->b_band != 0)
+		return false;
+	dp = mp;
+	if (mp->b_datap->db_type == M_PROTO) {
+		cp = mp;
+		dp = mp->b_cont;
+		clen = (size_t)(cp->b_wptr - cp->b_rptr);
+		if (cp->b_wptr < cp->b_rptr || ctl == NULL ||
+		    ctl->maxlen < 0 || clen > (size_t)ctl->maxlen)
+			return false;
+	}
+	if (dp != NULL) {
+		dlen = (size_t)(dp->b_wptr - dp->b_rptr);
+		if (dp->b_datap->db_type != M_DATA || dp->b_cont != NULL ||
+		    dp->b_wptr < dp->b_rptr || dat == NULL ||
+		    dat->maxlen < 0 || dlen > (size_t)dat->maxlen)
+			return false;
+		if (sth_ucopy(dat->buf, dp->b_rptr, dlen) != 0)
+			return false;	/* the loop says EFAULT */
+	}
+	if (cp != NULL && sth_ucopy(ctl->buf, cp->b_rptr, clen) != 0)
+		return false;
+	rcache_pop(sh);
+	if (ctl != NULL)
+		ctl->len = cp != NULL ? (int)clen : -1;
+	if (dat != NULL)
+		dat->len = dp != NULL ? (int)dlen : -1;
+	if (pmsg) {
+		*flagsp = MSG_BAND;
+		*bandp = 0;
+	} else {
+		*flagsp = 0;
+	}
+	rconsumed(sh, clen + dlen, dp != NULL && cp != NULL ? 2 : 1, NULL);
+	freemsg(mp);
+	return true;
+}
+
 /* getmsg on local copies of the arguments (buffers are still the
  * application's). */
 static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
@@ -1401,6 +1532,8 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 		goto out_noread;
 	}
 	strblock_lock(&sh->sh_rlock);
+	if (getmsg_plain(sh, ctl, dat, &w, bandp, flagsp, pmsg))
+		goto done;
 	for (;;) {
 		mblk_t *mp, *cpart, *dpart, **pp;
 		int clen, dlen, ctype;
@@ -1573,6 +1706,7 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 	}
 	if (counted)
 		__atomic_sub_fetch(&sh->sh_rwaiters, 1, __ATOMIC_ACQ_REL);
+done:
 	rlock_release(sh);
 out_noread:
 	sth_changed(sh);
