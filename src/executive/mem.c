@@ -68,7 +68,9 @@ struct strdepot {
 
 static struct strdepot str_depot[STR_NCLASSES];
 static int str_nocache;
-size_t strmem_limit;			/* 0: none; set before heavy use */
+size_t strmem_limit;			/* 0: none; atomic (LIMIT()): any
+					   thread may change it while
+					   others allocate */
 static _Atomic size_t strmem_used;	/* buffer bytes, while limited */
 
 void strmem_init(void)
@@ -341,11 +343,14 @@ static inline void chunk_put(struct strthread *t, dblk_t *dbp)
 
 /* ---- memory limit ---- */
 
+#define LIMIT()	__atomic_load_n(&strmem_limit, __ATOMIC_RELAXED)
+
 static bool mem_charge(size_t size)
 {
 	size_t used = atomic_fetch_add(&strmem_used, size) + size;
+	size_t lim = LIMIT();
 
-	if (used > strmem_limit && strmem_limit != 0) {
+	if (used > lim && lim != 0) {
 		atomic_fetch_sub(&strmem_used, size);
 		return false;
 	}
@@ -361,7 +366,7 @@ int streams_set_memlimit(size_t bytes)
 {
 	if (!str_initialised)
 		str_init();
-	strmem_limit = bytes;
+	__atomic_store_n(&strmem_limit, bytes, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -397,7 +402,7 @@ mblk_t *allocb(size_t size, unsigned int pri)
 	(void)pri;
 	if (unlikely(size > (size_t)SSIZE_MAX / 2))
 		return alloc_fail(t);
-	if (unlikely(strmem_limit != 0)) {
+	if (unlikely(LIMIT() != 0)) {
 		if (!mem_charge(size))
 			return alloc_fail(t);
 		charged = DBLK_CHARGED;
@@ -467,8 +472,9 @@ int testb(size_t size, unsigned int pri)
 	(void)pri;
 	if (size > (size_t)SSIZE_MAX / 2)
 		return 0;
-	if (strmem_limit != 0 &&
-	    atomic_load(&strmem_used) + size > strmem_limit)
+	size_t lim = LIMIT();
+
+	if (lim != 0 && atomic_load(&strmem_used) + size > lim)
 		return 0;
 	return 1;
 }

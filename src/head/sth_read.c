@@ -1470,10 +1470,11 @@ static bool getmsg_plain(struct sthead *sh, struct strbuf *ctl,
 		    dp->b_wptr < dp->b_rptr || dat == NULL ||
 		    dat->maxlen < 0 || dlen > (size_t)dat->maxlen)
 			return false;
-		if (sth_ucopy(dat->buf, dp->b_rptr, dlen) != 0)
-			return false;	/* the loop says EFAULT */
 	}
+	/* (control part first, as the loop copies) */
 	if (cp != NULL && sth_ucopy(ctl->buf, cp->b_rptr, clen) != 0)
+		return false;		/* the loop says EFAULT */
+	if (dp != NULL && sth_ucopy(dat->buf, dp->b_rptr, dlen) != 0)
 		return false;
 	rcache_pop(sh);
 	if (ctl != NULL)

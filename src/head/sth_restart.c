@@ -189,7 +189,6 @@ static uint64_t caught(bool fresh)
 	return m;
 }
 
-
 int sth_restart_begin(struct sth_rwait *w)
 {
 	sigset_t all, watch;
