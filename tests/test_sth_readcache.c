@@ -1,0 +1,323 @@
+/*
+ * test_sth_readcache -- what a reader gets from its cache.  A read or a
+ * getmsg that finds several ordinary messages queued takes the whole run
+ * into the reader's cache (sth_read.c) and returns the first; the next
+ * calls are served from the cache, most of them the short way (whole
+ * plain messages: read_plain, getmsg_plain), which must give exactly
+ * what the general way gives.  Each case here first gets a run cached,
+ * then puts something between: a band message (read first), a high
+ * priority message (getmsg's first), an error, a flush (the cache goes
+ * with the queue), a message that does not fit (in each read mode), a
+ * bad buffer (EFAULT, the message kept), zero-length messages, control
+ * parts too long for the buffer or not asked for (MORECTL, MOREDATA);
+ * and what the cache hands out is paid back to flow control exactly.
+ */
+#include "sth.h"
+
+static void put3(int fd, const char *a, const char *b, const char *c)
+{
+	CHECK_RET(write(fd, a, strlen(a)), (ssize_t)strlen(a));
+	CHECK_RET(write(fd, b, strlen(b)), (ssize_t)strlen(b));
+	CHECK_RET(write(fd, c, strlen(c)), (ssize_t)strlen(c));
+}
+
+/* An echo stream (testmod pushed, non-blocking) whose reader has
+ * "bbb" and "ccc" cached, having read "aaa". */
+static int cached_run(void)
+{
+	int fd = open_tm(O_NONBLOCK);
+	char buf[8];
+
+	put3(fd, "aaa", "bbb", "ccc");
+	CHECK_RET(read(fd, buf, 3), 3);
+	CHECK_MEM(buf, "aaa", 3);
+	return fd;
+}
+
+/* A band message comes after a run was cached: a byte stream read takes
+ * it first, then the cached run. */
+static void test_band(void)
+{
+	int fd = cached_run();
+	char buf[64];
+
+	CHECK_RET(sendup_data(fd, "BAND", 1, 0), 0);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 10);
+	CHECK_MEM(buf, "BANDbbbccc", 10);
+	CHECK_ERR(read(fd, buf, sizeof(buf)), EAGAIN);
+	CHECK_RET(close(fd), 0);
+}
+
+/* A high priority message after a cached run: getmsg gives it first. */
+static void test_hipri(void)
+{
+	int fd = open_tm(O_NONBLOCK), flags = 0;
+	char cb[16], db[16];
+	struct strbuf c = { sizeof(cb), -1, cb }, d = { sizeof(db), -1, db };
+
+	put3(fd, "aaa", "bbb", "ccc");
+	CHECK_RET(getmsg(fd, &c, &d, &flags), 0);
+	CHECK_EQ(d.len, 3);
+	CHECK_MEM(db, "aaa", 3);
+	CHECK_RET(sendup(fd, M_PCPROTO, 0, 0, "PRI", 3, NULL, -1), 0);
+	flags = 0;
+	CHECK_RET(getmsg(fd, &c, &d, &flags), 0);
+	CHECK_EQ(flags, RS_HIPRI);
+	CHECK_EQ(c.len, 3);
+	CHECK_MEM(cb, "PRI", 3);
+	CHECK_EQ(d.len, -1);
+	flags = 0;
+	CHECK_RET(getmsg(fd, &c, &d, &flags), 0);
+	CHECK_EQ(flags, 0);
+	CHECK_EQ(c.len, -1);
+	CHECK_EQ(d.len, 3);
+	CHECK_MEM(db, "bbb", 3);
+	/* MSG_HIPRI with only ordinary ones left: nothing for it */
+	flags = RS_HIPRI;
+	CHECK_ERR(getmsg(fd, &c, &d, &flags), EAGAIN);
+	flags = 0;
+	CHECK_RET(getmsg(fd, &c, &d, &flags), 0);
+	CHECK_MEM(db, "ccc", 3);
+	CHECK_RET(close(fd), 0);
+}
+
+/* A read error after a cached run, then a flush of the read side. */
+static void test_error_flush(void)
+{
+	int fd = cached_run();
+	char buf[64];
+
+	CHECK_RET(ioctl(fd, I_FLUSH, FLUSHR), 0);
+	CHECK_ERR(read(fd, buf, sizeof(buf)), EAGAIN);
+	CHECK_RET(nread(fd, NULL), 0);
+	CHECK_RET(close(fd), 0);
+
+	fd = cached_run();
+	CHECK_RET(sendup_bytes(fd, M_ERROR, 2, EIO, 0), 0);
+	CHECK_ERR(read(fd, buf, sizeof(buf)), EIO);
+	CHECK_ERR(read(fd, buf, sizeof(buf)), EIO);	/* persistent */
+	CHECK_RET(close(fd), 0);
+}
+
+/* A cached message longer than the buffer, in each read mode. */
+static void test_too_long(void)
+{
+	static const int modes[] = { RNORM, RMSGN, RMSGD };
+	char buf[64];
+
+	for (int i = 0; i < 3; i++) {
+		int fd = open_tm(O_NONBLOCK);
+
+		CHECK_RET(ioctl(fd, I_SRDOPT, modes[i]), 0);
+		put3(fd, "aaa", "bbbbbb", "cc");
+		CHECK_RET(read(fd, buf, 3), 3);
+		CHECK_MEM(buf, "aaa", 3);
+		CHECK_RET(read(fd, buf, 4), 4);
+		CHECK_MEM(buf, "bbbb", 4);
+		if (modes[i] == RNORM) {
+			/* the rest, and on past the boundary */
+			CHECK_RET(read(fd, buf, sizeof(buf)), 4);
+			CHECK_MEM(buf, "bbcc", 4);
+		} else if (modes[i] == RMSGN) {
+			CHECK_RET(read(fd, buf, sizeof(buf)), 2);
+			CHECK_MEM(buf, "bb", 2);
+			CHECK_RET(read(fd, buf, sizeof(buf)), 2);
+			CHECK_MEM(buf, "cc", 2);
+		} else {
+			/* RMSGD: the rest was discarded */
+			CHECK_RET(read(fd, buf, sizeof(buf)), 2);
+			CHECK_MEM(buf, "cc", 2);
+		}
+		CHECK_ERR(read(fd, buf, sizeof(buf)), EAGAIN);
+		CHECK_RET(close(fd), 0);
+	}
+	/* message modes: one whole message per read, even with room */
+	int fd = open_tm(O_NONBLOCK);
+
+	CHECK_RET(ioctl(fd, I_SRDOPT, RMSGN), 0);
+	put3(fd, "aa", "bb", "cc");
+	CHECK_RET(read(fd, buf, sizeof(buf)), 2);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 2);
+	CHECK_MEM(buf, "bb", 2);
+	CHECK_RET(close(fd), 0);
+}
+
+/* A bad buffer: EFAULT, and the cached message is still there. */
+static void test_fault(void)
+{
+	int fd = cached_run(), flags = 0;
+	char buf[64];
+	struct strbuf d = { sizeof(buf), -1, bad_address() };
+
+	CHECK_ERR(read(fd, bad_address(), 3), EFAULT);
+	CHECK_ERR(getmsg(fd, NULL, &d, &flags), EFAULT);
+	CHECK_RET(read(fd, buf, 3), 3);
+	CHECK_MEM(buf, "bbb", 3);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 3);
+	CHECK_MEM(buf, "ccc", 3);
+	CHECK_RET(close(fd), 0);
+}
+
+/* Zero-length messages in a cached run: one read ends before one, the
+ * next returns 0 for it. */
+static void test_zero(void)
+{
+	int fd = open_tm(O_NONBLOCK);
+	char buf[64];
+
+	put3(fd, "x", "aaa", "bbb");
+	CHECK_RET(write(fd, "", 0), 0);
+	CHECK_RET(write(fd, "ccc", 3), 3);
+	CHECK_RET(read(fd, buf, 1), 1);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 6);
+	CHECK_MEM(buf, "aaabbb", 6);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 0);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 3);
+	CHECK_MEM(buf, "ccc", 3);
+	CHECK_RET(close(fd), 0);
+}
+
+/* Control parts from a cached run: too long for the buffer, not asked
+ * for, asked for where there is none; and getpmsg's flags. */
+static void test_ctl(void)
+{
+	int fd = open_tm(O_NONBLOCK), flags = 0, band = 0;
+	char cb[16], db[16];
+	struct strbuf c = { sizeof(cb), -1, cb }, d = { sizeof(db), -1, db };
+
+	for (int i = 0; i < 4; i++)
+		CHECK_RET(sendup(fd, M_PROTO, 0, 0, "CC", 2, "dd", 2), 0);
+	CHECK_RET(getmsg(fd, &c, &d, &flags), 0);
+	CHECK_EQ(c.len, 2);
+	CHECK_EQ(d.len, 2);
+	/* the control part does not fit */
+	c.maxlen = 1;
+	flags = 0;
+	CHECK_RET(getmsg(fd, &c, &d, &flags), MORECTL);
+	CHECK_EQ(c.len, 1);
+	CHECK_EQ(d.len, 2);
+	CHECK_MEM(db, "dd", 2);
+	flags = 0;
+	CHECK_RET(getmsg(fd, &c, &d, &flags), 0);
+	CHECK_EQ(c.len, 1);
+	CHECK_MEM(cb, "C", 1);
+	CHECK_EQ(d.len, -1);
+	/* the data part not asked for */
+	c.maxlen = sizeof(cb);
+	flags = 0;
+	CHECK_RET(getmsg(fd, &c, NULL, &flags), MOREDATA);
+	CHECK_EQ(c.len, 2);
+	flags = 0;
+	CHECK_RET(getmsg(fd, &c, &d, &flags), 0);
+	CHECK_EQ(c.len, -1);
+	CHECK_EQ(d.len, 2);
+	/* getpmsg MSG_BAND 0 takes a band-0 message: MSG_BAND, band 0 */
+	flags = MSG_BAND;
+	band = 0;
+	CHECK_RET(getpmsg(fd, &c, &d, &band, &flags), 0);
+	CHECK_EQ(flags, MSG_BAND);
+	CHECK_EQ(band, 0);
+	CHECK_EQ(c.len, 2);
+	CHECK_EQ(d.len, 2);
+	/* a data part where no control part was asked for */
+	CHECK_RET(write(fd, "eee", 3), 3);
+	CHECK_RET(write(fd, "fff", 3), 3);
+	flags = 0;
+	CHECK_RET(getmsg(fd, NULL, &d, &flags), 0);
+	CHECK_EQ(d.len, 3);
+	CHECK_MEM(db, "eee", 3);
+	flags = 0;
+	CHECK_RET(getmsg(fd, &c, &d, &flags), 0);
+	CHECK_EQ(c.len, -1);
+	CHECK_MEM(db, "fff", 3);
+	CHECK_ERR(getmsg(fd, &c, &d, &flags), EAGAIN);
+	/* the control part too long with no data: MORECTL, then the rest */
+	CHECK_RET(sendup(fd, M_PROTO, 0, 0, "CCCC", 4, NULL, -1), 0);
+	CHECK_RET(sendup(fd, M_PROTO, 0, 0, "DD", 2, NULL, -1), 0);
+	c.maxlen = 3;
+	flags = 0;
+	CHECK_RET(getmsg(fd, &c, &d, &flags), MORECTL);
+	CHECK_EQ(c.len, 3);
+	CHECK_EQ(d.len, -1);
+	flags = 0;
+	CHECK_RET(getmsg(fd, &c, &d, &flags), 0);
+	CHECK_EQ(c.len, 1);
+	flags = 0;
+	CHECK_RET(getmsg(fd, &c, &d, &flags), 0);
+	CHECK_EQ(c.len, 2);
+	CHECK_MEM(cb, "DD", 2);
+	CHECK_RET(close(fd), 0);
+}
+
+/* Fill a pipe's other end to its high water with putmsg (ctl and data)
+ * or write, then drain it with getmsg or read: every round takes as many
+ * as the first (what the cache handed out was all paid back to the
+ * queue's flow control). */
+static int fill(int wfd, bool msg)
+{
+	char cb[] = "0123456789", db[] = "abcdefghij";
+	struct strbuf c = { 0, 10, cb }, d = { 0, 10, db };
+	int n = 0;
+
+	for (;;) {
+		int r = msg ? putmsg(wfd, &c, &d, 0)
+			    : (int)write(wfd, db, 10);
+
+		if (r < 0) {
+			CHECK_EQ(errno, EAGAIN);
+			return n;
+		}
+		n++;
+	}
+}
+
+static void test_accounting(void)
+{
+	for (int msg = 0; msg < 2; msg++) {
+		int p[2], first = -1;
+		char cb[16], db[16];
+
+		open_pipe(p);
+		CHECK_RET(set_marks(p[1], 200, 100), 0);
+		CHECK_RET(set_nonblock(p[0], true), 0);
+		CHECK_RET(set_nonblock(p[1], true), 0);
+		for (int round = 0; round < 3; round++) {
+			int n = fill(p[0], msg), got = 0;
+
+			CHECK(n > 2);
+			if (first < 0)
+				first = n;
+			CHECK_EQ(n, first);
+			for (;;) {
+				struct strbuf c = { sizeof(cb), -1, cb };
+				struct strbuf d = { sizeof(db), -1, db };
+				int flags = 0, r = msg ? getmsg(p[1], &c, &d, &flags)
+						     : (int)read(p[1], db, 10);
+
+				if (r < 0)
+					break;
+				CHECK_EQ(msg ? d.len : r, 10);
+				got++;
+			}
+			CHECK_EQ(errno, EAGAIN);
+			CHECK_EQ(got, n);
+		}
+		CHECK_RET(close(p[0]), 0);
+		CHECK_RET(close(p[1]), 0);
+	}
+}
+
+int main(void)
+{
+	th_mark();
+	test_band();
+	test_hipri();
+	test_error_flush();
+	test_too_long();
+	test_fault();
+	test_zero();
+	test_ctl();
+	test_accounting();
+	CHECK_EQ(th_leaks(), 0);
+	T_DONE();
+}
