@@ -1072,6 +1072,31 @@ static mblk_t *rest_of(mblk_t *mp, unsigned char band, unsigned short flag)
 	return mp;
 }
 
+/* The front of the reader's cache for the short ways (read_plain,
+ * getmsg_plain), filled from the queue if empty: NULL when an error, a
+ * priority message or a band message waits, or the front is not a band-0
+ * message of the run (*empty false), or nothing is queued (*empty true).
+ * rlock held. */
+static inline mblk_t *plain_front(struct sthead *sh, bool *empty)
+{
+	mblk_t *mp;
+
+	*empty = false;
+	rcache_check(sh);
+	if (sh_flags(sh) & (STRDERR | STRPRI | STRBANDQ))
+		return NULL;
+	if (sh->sh_rcache == NULL) {
+		if (__atomic_load_n(&sh->sh_sd.sd_rq->q_first,
+				    __ATOMIC_ACQUIRE) == NULL) {
+			*empty = true;
+			return NULL;
+		}
+		rcache_fill(sh);
+	}
+	mp = sh->sh_rcache;
+	return mp != NULL && mp->b_band == 0 ? mp : NULL;
+}
+
 /*
  * The common read, taken before the general loop: whole one-block M_DATA
  * messages from the reader's cache into a single buffer, while no error,
@@ -1084,31 +1109,20 @@ static mblk_t *rest_of(mblk_t *mp, unsigned char band, unsigned short flag)
 static bool read_plain(struct sthead *sh, const struct iovec *iov,
 		       size_t *iovoff, int rdopt, ssize_t *copied)
 {
-	queue_t *rq = sh->sh_sd.sd_rq;
-
 	for (;;) {
 		mblk_t *mp;
 		size_t len;
+		bool empty;
 
-		rcache_check(sh);
-		if (sh_flags(sh) & (STRDERR | STRPRI | STRBANDQ))
-			return false;
-		if (sh->sh_rcache == NULL) {
+		if ((mp = plain_front(sh, &empty)) == NULL) {
 			/* nothing queued: a byte stream with something
 			 * already is done (the loop would say so), else the
 			 * loop waits */
-			if (__atomic_load_n(&rq->q_first,
-					    __ATOMIC_ACQUIRE) == NULL)
-				return *copied > 0;
-			rcache_fill(sh);
-			if (sh->sh_rcache == NULL)
-				return false;	/* not plain at the front */
+			return empty && *copied > 0;
 		}
-		mp = sh->sh_rcache;
 		len = (size_t)(mp->b_wptr - mp->b_rptr);
 		if (mp->b_datap->db_type != M_DATA || mp->b_cont != NULL ||
-		    mp->b_band != 0 || mp->b_wptr <= mp->b_rptr ||
-		    len > iov->iov_len - *iovoff)
+		    mp->b_wptr <= mp->b_rptr || len > iov->iov_len - *iovoff)
 			return false;
 		if (sth_ucopy((char *)iov->iov_base + *iovoff, mp->b_rptr,
 			      len) != 0)
@@ -1429,7 +1443,7 @@ int streams_getpmsg_direct(int fd, struct strbuf *ctl, struct strbuf *dat,
  * or the two, each fitting the buffer given for it, asked for with
  * MSG_ANY (or MSG_BAND 0), while no error, priority message or band
  * message is waiting.  Exactly what the loop would do with it, without
- * its questions.  True when done (*ret the result); false leaves
+ * its questions.  True when done (getmsg returns 0); false leaves
  * everything to the loop.  rlock held.
  */
 static bool getmsg_plain(struct sthead *sh, struct strbuf *ctl,
@@ -1438,22 +1452,11 @@ static bool getmsg_plain(struct sthead *sh, struct strbuf *ctl,
 {
 	mblk_t *mp, *cp = NULL, *dp;
 	size_t clen = 0, dlen = 0;
+	bool empty;
 
 	if (w->mode != MSG_ANY && (w->mode != MSG_BAND || w->band != 0))
 		return false;
-	rcache_check(sh);
-	if (sh_flags(sh) & (STRDERR | STRPRI | STRBANDQ))
-		return false;
-	if (sh->sh_rcache == NULL) {
-		if (__atomic_load_n(&sh->sh_sd.sd_rq->q_first,
-				    __ATOMIC_ACQUIRE) == NULL)
-			return false;
-		rcache_fill(sh);
-		if (sh->sh_rcache == NULL)
-			return false;
-	}
-	mp = sh->sh_rcache;
-	if (mp->b_band != 0)
+	if ((mp = plain_front(sh, &empty)) == NULL)
 		return false;
 	dp = mp;
 	if (mp->b_datap->db_type == M_PROTO) {
