@@ -26,6 +26,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/tihdr.h>
 #include <sys/timod.h>
 #include <xti.h>
@@ -829,6 +830,18 @@ static inline struct sockaddr_in bind_lo4(int fd, unsigned qlen)
 	r.addr.maxlen = sizeof(got);
 	REQUIRE(t_bind(fd, &b, &r) == 0);
 	return got;
+}
+
+/* One byte "x" from a plain UDP socket to arg (a struct sockaddr_in *):
+ * a datagram a waiting reader must get. */
+static inline void send_dgram(void *arg)
+{
+	struct sockaddr_in *to = arg;
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+
+	CHECK_RET((int)sendto(s, "x", 1, 0, (struct sockaddr *)to,
+			      sizeof(*to)), 1);
+	close(s);
 }
 
 #endif

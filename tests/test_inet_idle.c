@@ -66,16 +66,6 @@ static double idle_cost(int fd, void (*poke)(void *), void *arg)
 	return c1 - c0;
 }
 
-static void send_one(void *arg)
-{
-	struct sockaddr_in *to = arg;
-	int s = socket(AF_INET, SOCK_DGRAM, 0);
-
-	CHECK_RET((int)sendto(s, "x", 1, 0, (struct sockaddr *)to,
-			      sizeof(*to)), 1);
-	close(s);
-}
-
 int main(void)
 {
 	static const char *const devs[] = { "/dev/udp", "/dev/inet/udp",
@@ -101,7 +91,7 @@ int main(void)
 		CHECK_EQ(rgot, -1);
 		CHECK_EQ(rerr, EINTR);
 		if (i < 2) {		/* woken by a datagram */
-			used = idle_cost(fd, send_one, &a);
+			used = idle_cost(fd, send_dgram, &a);
 			CHECK(used < 0.1);
 			CHECK(rgot >= 0);
 		} else {

@@ -159,16 +159,6 @@ static void check_waits(int fd, void (*send)(void *), void *arg)
 #endif
 }
 
-static void send_dgram(void *arg)
-{
-	struct sockaddr_in *to = arg;
-	int s = socket(AF_INET, SOCK_DGRAM, 0);
-
-	CHECK_RET((int)sendto(s, "x", 1, 0, (struct sockaddr *)to,
-			      sizeof(*to)), 1);
-	close(s);
-}
-
 static void send_stream(void *arg)
 {
 	CHECK_RET((int)send(*(int *)arg, "x", 1, 0), 1);
