@@ -40,6 +40,16 @@ static int t_failed, t_checked;
 	}								\
 } while (0)
 
+#define CHECK_STR(a, b) do {						\
+	const char *_a = (a), *_b = (b);				\
+	t_checked++;							\
+	if (strcmp(_a, _b) != 0) {					\
+		t_failed++;						\
+		fprintf(stderr, "%s:%d: FAIL: %s == %s (\"%s\" != \"%s\")\n", \
+			__FILE__, __LINE__, #a, #b, _a, _b);		\
+	}								\
+} while (0)
+
 /* Must hold for the test to make sense at all. */
 #define REQUIRE(c) do {							\
 	t_checked++;							\

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -44,6 +45,24 @@ static void wait_for(_Atomic int *v, int want, int ms)
 		msleep(1);
 }
 
+/* The name (comm) of thread tid of this process, "" if unreadable. */
+static const char *thread_name(int tid)
+{
+	static char name[32];
+	char path[64];
+	FILE *f;
+
+	name[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", tid);
+	if ((f = fopen(path, "r")) != NULL) {
+		if (fgets(name, sizeof(name), f) == NULL)
+			name[0] = '\0';
+		fclose(f);
+	}
+	name[strcspn(name, "\n")] = '\0';
+	return name;
+}
+
 static void test_fire_and_cancel(void)
 {
 	double t0 = now_ms();
@@ -57,6 +76,9 @@ static void test_fire_and_cancel(void)
 	CHECK_EQ(atomic_load(&fired_arg), 42);
 	CHECK(fired_at - t0 >= 19.0);
 	CHECK_EQ(untimeout(id), -1);		/* already fired */
+	/* on the callout thread, which says what it is */
+	CHECK(atomic_load(&fired_tid) != (int)syscall(SYS_gettid));
+	CHECK_STR(thread_name(atomic_load(&fired_tid)), "streams-callout");
 
 	atomic_store(&fired, 0);
 	id = timeout(on_timeout, NULL, HZ);	/* a second away */

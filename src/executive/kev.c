@@ -186,7 +186,7 @@ static int ensure_thread(void)
 		return err;
 	pthread_attr_init(&a);
 	pthread_attr_setstacksize(&a, 256 * 1024);
-	err = str_thread_create(&kev_thread, &a, kev_main, NULL);
+	err = str_thread_create(&kev_thread, &a, kev_main, NULL, "streams-io");
 	pthread_attr_destroy(&a);
 	if (err != 0)
 		return -err;

@@ -300,7 +300,8 @@ void strsched_start(void)
 		pthread_attr_init(&a);
 		pthread_attr_setstacksize(&a, 256 * 1024);
 		if (str_thread_create(&str_workers[str_nworkers], &a,
-				      worker_main, NULL) != 0) {
+				      worker_main, NULL,
+				      "streams-worker") != 0) {
 			pthread_attr_destroy(&a);
 			break;
 		}

@@ -103,9 +103,9 @@ static inline void strunlock(strlock_t *l)
 }
 
 /* pthread_create for the executive's own threads, returning once the
- * thread runs (thread.c) */
+ * thread runs, named name (thread.c) */
 int str_thread_create(pthread_t *t, const pthread_attr_t *a,
-		      void *(*fn)(void *), void *arg);
+		      void *(*fn)(void *), void *arg, const char *name);
 
 /* Nanoseconds on CLOCK_MONOTONIC (the vDSO: no system call). */
 static inline uint64_t str_now_ns(void)

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 
 #include "strsubr.h"
@@ -129,6 +130,7 @@ void strthread_atfork_child(void)
 struct str_start {
 	void *(*fn)(void *);
 	void *arg;
+	const char *name;		/* the thread's name (ps, top, perf) */
 	int started;			/* futex word: 1 once running */
 };
 
@@ -138,6 +140,7 @@ static void *str_start_tramp(void *p)
 	void *(*fn)(void *) = s->fn;
 	void *arg = s->arg;
 
+	(void)prctl(PR_SET_NAME, s->name, 0, 0, 0);
 	__atomic_store_n(&s->started, 1, __ATOMIC_RELEASE);
 	str_futex_wake(&s->started, 1);
 	return fn(arg);		/* s is gone once started is seen */
@@ -149,12 +152,14 @@ static void *str_start_tramp(void *p)
  * library and any sanitizer runtime have finished setting the thread up
  * (allocations under their own locks), so a fork() right after it -- the
  * conversion of pipes in a prepare handler starts the I/O thread just
- * before the fork -- never copies such a lock taken into the child.
+ * before the fork -- never copies such a lock taken into the child.  The
+ * thread is named (at most 15 characters) so that ps, top and perf tell
+ * the executive's threads from the application's.
  */
 int str_thread_create(pthread_t *t, const pthread_attr_t *a,
-		      void *(*fn)(void *), void *arg)
+		      void *(*fn)(void *), void *arg, const char *name)
 {
-	struct str_start s = { fn, arg, 0 };
+	struct str_start s = { fn, arg, name, 0 };
 	int err = pthread_create(t, a, str_start_tramp, &s);
 
 	if (err != 0)

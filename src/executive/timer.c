@@ -374,7 +374,8 @@ static void ensure_thread(void)
 	pthread_attr_t a;
 	pthread_attr_init(&a);
 	pthread_attr_setstacksize(&a, 256 * 1024);
-	if (str_thread_create(&co_thread, &a, callout_main, NULL) == 0)
+	if (str_thread_create(&co_thread, &a, callout_main, NULL,
+			      "streams-callout") == 0)
 		co_thread_running = 1;
 	pthread_attr_destroy(&a);
 }

@@ -71,6 +71,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ipc.h>
+#include <sys/prctl.h>
 #include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -469,6 +470,7 @@ static void *listener(void *arg)
 	size_t cap = 0;
 
 	(void)arg;
+	(void)prctl(PR_SET_NAME, "streams-fattach", 0, 0, 0);
 	for (;;) {
 		size_t n = 1;
 

@@ -174,6 +174,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -471,6 +472,7 @@ static void *drain_main(void *arg)
 	bool ok = true;
 	mblk_t *mp;
 
+	(void)prctl(PR_SET_NAME, "streams-tcpdrn", 0, 0, 0);
 	blocking_sends(d->fd);
 	while ((mp = d->first) != NULL) {
 		d->first = mp->b_next;
