@@ -782,6 +782,7 @@ static bool readable(void *arg)
  * while a lone message (a request) waits only one more look.
  */
 #define SETTLE_BATCH 32
+#define SETTLE_GAP_NS 1000	/* between looks while a run grows */
 
 struct settle {
 	struct sthead *sh;
@@ -808,6 +809,11 @@ static bool settled(void *arg)
 	}
 	if (n >= SETTLE_BATCH || n == st->last)
 		return true;
+	if (st->last != 0)
+		/* still coming: each look takes the queue lock's line
+		 * from the writer, who pays for it on its next putq.
+		 * Let it queue a few undisturbed before looking again. */
+		sth_pause_ns(SETTLE_GAP_NS);
 	st->last = n;
 	return false;
 }

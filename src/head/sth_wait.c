@@ -100,6 +100,16 @@ bool sth_spin(struct strthread *t, bool (*ready)(void *), void *arg,
 	}
 }
 
+void sth_pause_ns(long ns)
+{
+	uint64_t until = str_now_ns() + (uint64_t)ns;
+
+	do {
+		for (int i = 0; i < 4; i++)
+			relax();
+	} while (str_now_ns() < until);
+}
+
 long sth_now_ms(void)
 {
 	struct timespec ts;

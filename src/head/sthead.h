@@ -390,6 +390,9 @@ void sth_wake_readers(struct sthead *sh);
  * yield_first: give up the CPU at the first failed look (sth_wait.c). */
 bool sth_spin(struct strthread *t, bool (*ready)(void *), void *arg,
 	      bool yield_first);
+/* Wait about ns without looking at anything another thread writes (no
+ * system call; sth_wait.c). */
+void sth_pause_ns(long ns);
 
 /* ---- sth_poll.c ---- */
 int sth_poll_events(struct sthead *sh, int events);	/* exact revents */
