@@ -12,7 +12,8 @@
  * sending calls than datagrams on the batching provider), options
  * negotiated against the kernel, TNODATA when non-blocking, and
  * datagrams whose data is a chain of up to 1100 blocks (a module above
- * the provider splits them).
+ * the provider splits them), and datagrams of one size sent in whole
+ * GSO messages.
  */
 #include <fcntl.h>
 
@@ -20,9 +21,15 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/inet_stats.h>
 #include <xti_inet.h>
+
+#ifndef UDP_GRO
+#define UDP_GRO		104
+#endif
 
 static const char *dev;
 static int fam;
@@ -840,6 +847,67 @@ static void test_long_chains(void)
 	close(r);
 }
 
+/* Datagrams of one size queued on the batching provider go out in whole
+ * GSO messages: 16 KiB ones three to a message (three fit in 65000
+ * bytes, four do not), not three and a straggler.  A plain socket with
+ * UDP_GRO receives each GSO message whole and says its segment size. */
+static void test_gso_whole(void)
+{
+	enum { N = 30, SZ = 16384 };
+	struct sockaddr_storage xa, sa;
+	static char buf[65536];
+	int x, s, one = 1, big = 4 << 20, segs = 0, singles = 0, msgs = 0;
+
+	x = open_bound(&xa);
+	s = sock_bound(&sa);
+	REQUIRE(setsockopt(s, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0);
+	REQUIRE(setsockopt(s, SOL_SOCKET, SO_RCVBUFFORCE, &big,
+			   sizeof(big)) == 0);
+	memset(buf, 'g', SZ);
+	for (int i = 0; i < N; i++)
+		CHECK_RET(snd(x, &sa, buf, SZ), 0);
+	while (segs < N) {
+		union {
+			char b[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} cm;
+		struct iovec iov = { buf, sizeof(buf) };
+		struct msghdr mh = { 0 };
+		struct pollfd p = { s, POLLIN, 0 };
+		struct cmsghdr *c;
+		int gso = 0;
+		ssize_t n;
+
+		if (poll(&p, 1, 5000) != 1)
+			break;
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		mh.msg_control = cm.b;
+		mh.msg_controllen = sizeof(cm.b);
+		n = recvmsg(s, &mh, MSG_DONTWAIT);
+		if (n <= 0)
+			break;
+		for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
+			if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO)
+				memcpy(&gso, CMSG_DATA(c), sizeof(gso));
+		CHECK_EQ(n % SZ, 0);
+		CHECK(gso == 0 || gso == SZ);
+		CHECK(n <= 3 * SZ);
+		segs += (int)(n / SZ);
+		singles += n == SZ;
+		msgs++;
+	}
+	CHECK_EQ(segs, N);
+	/* the first goes out at once (nothing was queued), the last two
+	 * when the kick comes; one more odd group if a kick came in the
+	 * middle.  Flushing at four queued made every fourth a straggler
+	 * (eight singles). */
+	CHECK(singles <= 3);
+	CHECK(msgs <= N / 3 + 3);
+	close(s);
+	CHECK_RET(t_close(x), 0);
+}
+
 int main(void)
 {
 	static const char *const devs[] = { "/dev/inet/udp", "/dev/udp" };
@@ -862,6 +930,9 @@ int main(void)
 			test_options();
 			test_datagram_options();
 		}
+	dev = "/dev/udp";
+	fam = AF_INET;
+	test_gso_whole();
 	REQUIRE(register_strmod(&ch_fmod) == 0);
 	for (int d = 0; d < 2; d++) {
 		dev = devs[d];

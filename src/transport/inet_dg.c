@@ -23,7 +23,8 @@
  * at once, so a request/response exchange pays nothing.  Otherwise it is
  * queued (the write queue is noenable'd: putq alone does not run the
  * service procedure), and the queue is flushed by the writer itself when
- * 2 * BATCH datagrams (or 64 KB) wait, or within a tick by a timeout (the
+ * 2 * BATCH datagrams wait or another of the size just queued would not
+ * fit in one GSO message (GSO_BYTES), or within a tick by a timeout (the
  * "kick") that the first datagram queued sets: stragglers never wait
  * longer, and no second thread sends while the writer is writing (it
  * would take the receiver's CPU).  A flush takes up to BATCH datagrams and sends them
@@ -812,8 +813,12 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 		(void)str_kev_rearm(&ep->ke, POLLOUT);
 		return;
 	}
+	/* flush when another datagram of this size would no longer fit
+	 * in one GSO message: the queue goes out in whole ones (three of
+	 * 16 KiB, 63 of 1 KiB) rather than full ones plus a straggler */
 	if (__atomic_load_n(&ep->wq->q_mblkcnt, __ATOMIC_RELAXED) >= 2 * BATCH ||
-	    __atomic_load_n(&ep->wq->q_count, __ATOMIC_RELAXED) >= GSO_BYTES)
+	    __atomic_load_n(&ep->wq->q_count, __ATOMIC_RELAXED) + len >
+	    GSO_BYTES)
 		flush(ep);
 	else if (was_empty) {
 		/* (the queue before kicked: see kick_fire).  Behind others
