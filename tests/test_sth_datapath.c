@@ -10,7 +10,10 @@
  *  - SIGPIPE goes to the writing thread, and only with SNDPIPE;
  *  - M_READ carries the count the read asks for;
  *  - write(): the largest packet is min(q_maxpsz, strmsgsz) (ERANGE
- *    when a minimum forbids splitting), q_maxpsz 0 takes nothing;
+ *    when a minimum forbids splitting), q_maxpsz 0 takes nothing, one
+ *    under q_minpsz is refused (ERANGE); SO_WROFF's head room and
+ *    SO_DELIM's MSGDELIM reach the module below; a bad buffer sends
+ *    nothing (EFAULT);
  *  - reading a band message one byte at a time while another thread
  *    flushes (the message put back was read after putbq: ASan's
  *    use-after-free).
@@ -216,6 +219,8 @@ static void test_sigpipe(void)
 	CHECK_RET(ioctl(p[0], I_SWROPT, SNDPIPE), 0);
 	CHECK_ERR(write(p[0], "x", 1), EPIPE);
 	CHECK(wait_sig(SIGPIPE, 1, 1000));
+	pause_ms(50);
+	CHECK_EQ(sigcount[SIGPIPE], 1);		/* one write, one signal */
 	close(p[0]);
 	signal(SIGPIPE, SIG_IGN);
 }
@@ -339,6 +344,111 @@ static void test_packet_sizes(void)
 	close(q[1]);
 }
 
+/* ---- seemod: what the stream head's writes look like below it ---- */
+
+static long see_room = -1;	/* head room of the last M_DATA (atomic) */
+static int see_delim = -1;	/* its MSGDELIM (atomic) */
+static int see_count;		/* M_DATA messages seen (atomic) */
+
+static int seemod_wput(queue_t *q, mblk_t *mp)
+{
+	if (mp->b_datap->db_type == M_DATA) {
+		__atomic_store_n(&see_room,
+				 (long)(mp->b_rptr - mp->b_datap->db_base),
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&see_delim, (mp->b_flag & MSGDELIM) != 0,
+				 __ATOMIC_RELEASE);
+		__atomic_add_fetch(&see_count, 1, __ATOMIC_ACQ_REL);
+	}
+	putnext(q, mp);
+	return 0;
+}
+
+static int seemod_rput(queue_t *q, mblk_t *mp)
+{
+	putnext(q, mp);
+	return 0;
+}
+
+static int seemod_open(queue_t *q, dev_t *devp, int oflag, int sflag,
+		       cred_t *cr)
+{
+	(void)devp; (void)oflag; (void)sflag; (void)cr;
+	qprocson(q);
+	return 0;
+}
+
+static int seemod_close(queue_t *q, int oflag, cred_t *cr)
+{
+	(void)oflag; (void)cr;
+	qprocsoff(q);
+	return 0;
+}
+
+static struct module_info seemod_minfo = { 3998, "seemod", 0, INFPSZ, 65536, 16384 };
+static struct qinit seemod_rinit = { seemod_rput, NULL, seemod_open, seemod_close, NULL, &seemod_minfo, NULL };
+static struct qinit seemod_winit = { seemod_wput, NULL, NULL, NULL, NULL, &seemod_minfo, NULL };
+static struct streamtab seemod_info = { &seemod_rinit, &seemod_winit, NULL, NULL };
+static struct fmodsw seemod_fmod = { .f_name = "seemod", .f_str = &seemod_info, .f_flag = D_MP };
+
+/* write() of one message as SO_WROFF and SO_DELIM ask (the head room
+ * below the data, MSGDELIM), and a write under the minimum packet size
+ * of the queue below refused whole. */
+static void test_write_shape(void)
+{
+	struct stroptions so;
+	char buf[64];
+	int fd, p[2], b;
+
+	REQUIRE(register_strmod(&seemod_fmod) == 0);
+	fd = open_echo(O_NONBLOCK);
+	REQUIRE(ioctl(fd, I_PUSH, "seemod") == 0);
+	REQUIRE(ioctl(fd, I_PUSH, "testmod") == 0);
+	CHECK_RET(write(fd, "plain", 5), 5);
+	CHECK_EQ(__atomic_load_n(&see_room, __ATOMIC_ACQUIRE), 0);
+	CHECK_EQ(__atomic_load_n(&see_delim, __ATOMIC_ACQUIRE), 0);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 5);
+	memset(&so, 0, sizeof(so));
+	so.so_flags = SO_DELIM;
+	CHECK_RET(sendup_setopts(fd, &so), 0);
+	CHECK_RET(write(fd, "delim", 5), 5);
+	CHECK_EQ(__atomic_load_n(&see_room, __ATOMIC_ACQUIRE), 0);
+	CHECK_EQ(__atomic_load_n(&see_delim, __ATOMIC_ACQUIRE), 1);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 5);
+	so.so_flags = SO_WROFF;
+	so.so_wroff = 48;
+	CHECK_RET(sendup_setopts(fd, &so), 0);
+	CHECK_RET(write(fd, "room", 4), 4);
+	CHECK(__atomic_load_n(&see_room, __ATOMIC_ACQUIRE) >= 48);
+	CHECK_EQ(__atomic_load_n(&see_delim, __ATOMIC_ACQUIRE), 1);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 4);
+	CHECK_MEM(buf, "room", 4);
+	so.so_flags = SO_WROFF | SO_NODELIM;
+	so.so_wroff = 0;
+	CHECK_RET(sendup_setopts(fd, &so), 0);
+	CHECK_RET(write(fd, "again", 5), 5);
+	CHECK_EQ(__atomic_load_n(&see_room, __ATOMIC_ACQUIRE), 0);
+	CHECK_EQ(__atomic_load_n(&see_delim, __ATOMIC_ACQUIRE), 0);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 5);
+	CHECK_EQ(__atomic_load_n(&see_count, __ATOMIC_ACQUIRE), 4);
+	/* a bad buffer: EFAULT, nothing sent */
+	CHECK_ERR(write(fd, bad_address(), 4), EFAULT);
+	CHECK_EQ(__atomic_load_n(&see_count, __ATOMIC_ACQUIRE), 4);
+	close(fd);
+
+	open_pipe(p);
+	set_nonblock(p[0], true);
+	set_nonblock(p[1], true);
+	set_psz(p[1], 4, INFPSZ);
+	CHECK_ERR(write(p[0], "ab", 2), ERANGE);
+	CHECK_RET(nread(p[1], &b), 0);
+	CHECK_RET(write(p[0], "abcd", 4), 4);
+	CHECK_RET(nread(p[1], &b), 1);
+	CHECK_EQ(b, 4);
+	close(p[0]);
+	close(p[1]);
+}
+
 /* One-byte reads of band-1 messages while another thread flushes. */
 static int up[2], up_stop;	/* atomic */
 
@@ -393,6 +503,7 @@ int main(void)
 	test_write_error_keeps_reads();
 	test_mread();
 	test_packet_sizes();
+	test_write_shape();
 	test_putback_vs_flush();
 	CHECK_EQ(streams_in_use(), 0);
 	T_DONE();

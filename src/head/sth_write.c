@@ -111,14 +111,16 @@ static int write_state_slow(struct sthead *sh, int fl)
 	return 0;
 }
 
+/* The flags that give a write an error (write_state_slow says which). */
+#define WSTATE_FLAGS (STPLEX | STWRERR | STRHUP | STRPEERGONE | STRCLOSED)
+
 /* The error a write gets from the stream's state, or 0: inline for the
  * usual case of no error at all (a write looks twice). */
 static inline int write_state(struct sthead *sh)
 {
 	int fl = sh_flags(sh);
 
-	if (likely(!(fl & (STPLEX | STWRERR | STRHUP | STRPEERGONE |
-			   STRCLOSED))))
+	if (likely(!(fl & WSTATE_FLAGS)))
 		return 0;
 	return write_state_slow(sh, fl);
 }
@@ -206,6 +208,44 @@ static void packet_limits(struct sthead *sh, long *minp, long *maxp)
 	*maxp = n ? n->q_maxpsz : INFPSZ;
 }
 
+/*
+ * write() of len (> 0) bytes that is one message as it is: no error, no
+ * write offset, and the queue below and strmsgsz take it whole.  The general loop's checks and its iovec and packet cursors
+ * cost more than the message itself; this sends the same message the
+ * same way (flow control, the wait for memory, STRDELIM, EFAULT) and
+ * returns the bytes written, or -1 with *errp.  -2: not such a write,
+ * nothing done.
+ */
+static ssize_t write_plain(struct wctx *c, const void *buf, size_t len,
+			   int *errp)
+{
+	struct sthead *sh = c->sh;
+	queue_t *n = __atomic_load_n(&sh->sh_sd.sd_wq->q_next,
+				     __ATOMIC_ACQUIRE);
+	mblk_t *mp;
+
+	if (len == 0 || n == NULL ||
+	    n->q_minpsz != 0 ||
+	    (n->q_maxpsz != INFPSZ && (n->q_maxpsz < 0 ||
+				       (size_t)n->q_maxpsz < len)) ||
+	    (sh->sh_strmsgsz != 0 && sh->sh_strmsgsz < len) ||
+	    __atomic_load_n(&sh->sh_wroff, __ATOMIC_RELAXED) != 0)
+		return -2;
+	if ((*errp = wait_flow(c, 0)) != 0 ||
+	    (mp = alloc_wait(c, len, errp)) == NULL)
+		return -1;
+	if (sth_ucopy(mp->b_wptr, buf, len) != 0) {
+		freemsg(mp);
+		*errp = EFAULT;
+		return -1;
+	}
+	mp->b_wptr += len;
+	if (sh_flags(sh) & STRDELIM)
+		mp->b_flag |= MSGDELIM;
+	putnext(sh->sh_sd.sd_wq, mp);
+	return (ssize_t)len;
+}
+
 /* trusted: uiov is the library's own (write()), not copied in */
 ssize_t sth_write(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 		  bool *handled)
@@ -228,6 +268,20 @@ ssize_t sth_write(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 	*handled = true;
 	c.f = f;
 	c.sh = sh = f->f_sh;
+	/* (the flags alone: write_state_slow may raise SIGPIPE, which
+	 * the general path below does once) */
+	if (trusted && iovcnt == 1 && !(sh_flags(sh) & WSTATE_FLAGS)) {
+		ssize_t r = write_plain(&c, uiov->iov_base, uiov->iov_len,
+					&err);
+
+		if (r != -2) {
+			sth_changed(sh);
+			str_exit(c.t);
+			if (c.held)
+				sth_file_rele(f);
+			return r >= 0 ? r : sth_err(err);
+		}
+	}
 	if (trusted)
 		iov0 = (struct iovec *)uiov;
 	else if ((err = sth_uiov(uiov, iovcnt, loc, 8, &iov0)) != 0) {
