@@ -364,29 +364,9 @@ static int seemod_wput(queue_t *q, mblk_t *mp)
 	return 0;
 }
 
-static int seemod_rput(queue_t *q, mblk_t *mp)
-{
-	putnext(q, mp);
-	return 0;
-}
-
-static int seemod_open(queue_t *q, dev_t *devp, int oflag, int sflag,
-		       cred_t *cr)
-{
-	(void)devp; (void)oflag; (void)sflag; (void)cr;
-	qprocson(q);
-	return 0;
-}
-
-static int seemod_close(queue_t *q, int oflag, cred_t *cr)
-{
-	(void)oflag; (void)cr;
-	qprocsoff(q);
-	return 0;
-}
-
 static struct module_info seemod_minfo = { 3998, "seemod", 0, INFPSZ, 65536, 16384 };
-static struct qinit seemod_rinit = { seemod_rput, NULL, seemod_open, seemod_close, NULL, &seemod_minfo, NULL };
+/* (its read side and open and close are mrd's: pass-through) */
+static struct qinit seemod_rinit = { mr_rput, NULL, mr_open, mr_close, NULL, &seemod_minfo, NULL };
 static struct qinit seemod_winit = { seemod_wput, NULL, NULL, NULL, NULL, &seemod_minfo, NULL };
 static struct streamtab seemod_info = { &seemod_rinit, &seemod_winit, NULL, NULL };
 static struct fmodsw seemod_fmod = { .f_name = "seemod", .f_str = &seemod_info, .f_flag = D_MP };
