@@ -660,6 +660,27 @@ bool str_putq_run_gen(queue_t *q, mblk_t *first, int n, const unsigned *gen,
 	return true;
 }
 
+/* putq's usual case, one normal band-0 message: str_putq_run_gen's work
+ * without its loop, its generation and its band cases; the bytes are
+ * counted before the lock is taken. */
+static inline void putq_one(queue_t *q, mblk_t *mp)
+{
+	unsigned long bytes, blocks;
+	bool sched = false;
+
+	msg_count(mp, &bytes, &blocks);
+	qlock(q);
+	list_insert_before(q, NULL, mp);
+	set_counts(q, q->q_count + bytes, q->q_mblkcnt + blocks);
+	if (over_hi(q->q_count, q->q_mblkcnt, q->q_hiwat))
+		qf_set(q, QFULL);
+	if (reader_wants(q))
+		sched = enable_locked(q);
+	qunlock(q);
+	if (sched)
+		strsched_enable(q);
+}
+
 int putq(queue_t *q, mblk_t *mp)
 {
 	bool sched = false;
@@ -670,7 +691,7 @@ int putq(queue_t *q, mblk_t *mp)
 		return 0;
 	}
 	if (likely(!is_hipri(mp) && mp->b_band == 0)) {
-		str_putq_run(q, mp, 1);
+		putq_one(q, mp);
 		return 1;
 	}
 	qlock(q);
