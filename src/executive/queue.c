@@ -627,6 +627,17 @@ int str_getq_n(queue_t *q, mblk_t **v, int max)
 	return n;
 }
 
+/* Let go of q's lock after a put: enabled if its reader waits for it
+ * (the enabling after the lock is released). */
+static inline void qunlock_put(queue_t *q)
+{
+	bool sched = reader_wants(q) && enable_locked(q);
+
+	qunlock(q);
+	if (sched)
+		strsched_enable(q);
+}
+
 bool str_putq_run(queue_t *q, mblk_t *first, int n)
 {
 	bool was_empty;
@@ -638,7 +649,6 @@ bool str_putq_run(queue_t *q, mblk_t *first, int n)
 bool str_putq_run_gen(queue_t *q, mblk_t *first, int n, const unsigned *gen,
 		      unsigned key, bool *was_empty)
 {
-	bool sched = false;
 	mblk_t *mp, *next;
 
 	qlock(q);
@@ -652,11 +662,7 @@ bool str_putq_run_gen(queue_t *q, mblk_t *first, int n, const unsigned *gen,
 		list_insert_before(q, NULL, mp);
 		account_add(q, mp);
 	}
-	if (reader_wants(q))
-		sched = enable_locked(q);
-	qunlock(q);
-	if (sched)
-		strsched_enable(q);
+	qunlock_put(q);
 	return true;
 }
 
@@ -666,7 +672,6 @@ bool str_putq_run_gen(queue_t *q, mblk_t *first, int n, const unsigned *gen,
 static inline void putq_one(queue_t *q, mblk_t *mp)
 {
 	unsigned long bytes, blocks;
-	bool sched = false;
 
 	msg_count(mp, &bytes, &blocks);
 	qlock(q);
@@ -674,11 +679,7 @@ static inline void putq_one(queue_t *q, mblk_t *mp)
 	set_counts(q, q->q_count + bytes, q->q_mblkcnt + blocks);
 	if (over_hi(q->q_count, q->q_mblkcnt, q->q_hiwat))
 		qf_set(q, QFULL);
-	if (reader_wants(q))
-		sched = enable_locked(q);
-	qunlock(q);
-	if (sched)
-		strsched_enable(q);
+	qunlock_put(q);
 }
 
 int putq(queue_t *q, mblk_t *mp)
