@@ -11,6 +11,8 @@
  * bad buffer (EFAULT, the message kept), zero-length messages, control
  * parts too long for the buffer or not asked for (MORECTL, MOREDATA);
  * and what the cache hands out is paid back to flow control exactly.
+ * A lone message, which read takes without the cache, is read the same
+ * way.
  */
 #include "sth.h"
 
@@ -307,6 +309,58 @@ static void test_accounting(void)
 	}
 }
 
+/* One message queued at a time (a reader keeping up with its writer):
+ * read takes it off on its own (str_getq_lone), and must give what the
+ * general way gives: a partial read leaves the rest (RNORM) or drops it
+ * (RMSGD), a bad buffer keeps it, a read error is reported (M_ERROR
+ * flushed the message), and flow control is paid back exactly (a pipe filled after 50 such reads takes
+ * as many messages as before them). */
+static void test_lone(void)
+{
+	int fd = open_tm(O_NONBLOCK), p[2], before, after;
+	char buf[64];
+
+	CHECK_RET(write(fd, "0123456789", 10), 10);
+	CHECK_RET(read(fd, buf, 4), 4);
+	CHECK_MEM(buf, "0123", 4);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 6);
+	CHECK_MEM(buf, "456789", 6);
+	CHECK_RET(write(fd, "kept", 4), 4);
+	CHECK_ERR(read(fd, bad_address(), 4), EFAULT);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 4);
+	CHECK_MEM(buf, "kept", 4);
+	CHECK_ERR(read(fd, buf, sizeof(buf)), EAGAIN);
+	CHECK_RET(ioctl(fd, I_SRDOPT, RMSGD), 0);
+	CHECK_RET(write(fd, "abcdef", 6), 6);
+	CHECK_RET(read(fd, buf, 2), 2);
+	CHECK_MEM(buf, "ab", 2);
+	CHECK_ERR(read(fd, buf, sizeof(buf)), EAGAIN);
+	CHECK_RET(ioctl(fd, I_SRDOPT, RNORM), 0);
+	CHECK_RET(write(fd, "late", 4), 4);
+	CHECK_RET(sendup_bytes(fd, M_ERROR, 2, EIO, 0), 0);
+	CHECK_ERR(read(fd, buf, sizeof(buf)), EIO);
+	CHECK_RET(close(fd), 0);
+
+	open_pipe(p);
+	CHECK_RET(set_marks(p[1], 200, 100), 0);
+	CHECK_RET(set_nonblock(p[0], true), 0);
+	CHECK_RET(set_nonblock(p[1], true), 0);
+	before = fill(p[0], false);
+	while (read(p[1], buf, sizeof(buf)) > 0)
+		;
+	for (int i = 0; i < 50; i++) {
+		CHECK_RET(write(p[0], "abcdefghij", 10), 10);
+		CHECK_RET(nread(p[1], NULL), 1);
+		CHECK_RET(read(p[1], buf, sizeof(buf)), 10);
+		CHECK_RET(nread(p[1], NULL), 0);
+	}
+	after = fill(p[0], false);
+	CHECK(before > 2);
+	CHECK_EQ(after, before);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+}
+
 int main(void)
 {
 	th_mark();
@@ -318,6 +372,7 @@ int main(void)
 	test_zero();
 	test_ctl();
 	test_accounting();
+	test_lone();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();
 }

@@ -530,6 +530,28 @@ mblk_t *str_getq_run(queue_t *q, const unsigned *gen, unsigned *seen)
 	return first;
 }
 
+mblk_t *str_getq_lone(queue_t *q, size_t max)
+{
+	mblk_t *mp;
+	int be;
+
+	qlock(q);
+	mp = q->q_first;
+	if (mp == NULL || mp->b_next != NULL || mp->b_band != 0 ||
+	    mp->b_cont != NULL || mp->b_datap->db_type != M_DATA ||
+	    mp->b_wptr <= mp->b_rptr ||
+	    (size_t)(mp->b_wptr - mp->b_rptr) > max) {
+		qunlock(q);
+		return NULL;
+	}
+	if (q->q_flag & QWANTR)
+		qf_clr(q, QWANTR);
+	be = q_unlink(q, mp);
+	qunlock(q);
+	backenable_result(q, be);
+	return mp;
+}
+
 /* The reader consumed bytes/blocks taken with str_getq_run: account them
  * as getq would have, back-enabling once if due. */
 void str_qcredit(queue_t *q, unsigned long bytes, unsigned long blocks)

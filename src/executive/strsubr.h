@@ -537,6 +537,10 @@ mblk_t *str_getq_if(queue_t *q, bool (*match)(const mblk_t *, void *),
  * the lock hold of its flush: so a run taken before a flush is always
  * seen as older than it, and one taken after never. */
 mblk_t *str_getq_run(queue_t *q, const unsigned *gen, unsigned *seen);
+/* The stream head's short read of a lone message: q's only message when
+ * it is one band-0 M_DATA block of 1..max bytes, taken off and uncounted
+ * as getq takes it; NULL, nothing done, otherwise. */
+mblk_t *str_getq_lone(queue_t *q, size_t max);
 void str_flush_gen(queue_t *q, int flag, bool one_band, unsigned char band,
 		   unsigned *gen);
 

@@ -1103,9 +1103,28 @@ static inline mblk_t *plain_front(struct sthead *sh, bool *empty)
 	return mp != NULL && mp->b_band == 0 ? mp : NULL;
 }
 
+/* With the reader's cache empty and no error, priority or band message
+ * waiting, the queue's only message if it is a band-0 M_DATA block of
+ * 1..room bytes, no longer queued or counted (str_getq_lone); else NULL
+ * and nothing done.  rlock held. */
+static inline mblk_t *lone_front(struct sthead *sh, size_t room)
+{
+	/* (one block counted, the cache empty and so nothing owed: one
+	 * message queued, as far as a look without the lock can tell) */
+	if (sh->sh_rcache != NULL ||
+	    __atomic_load_n(&sh->sh_sd.sd_rq->q_mblkcnt, __ATOMIC_RELAXED) !=
+	    1)
+		return NULL;
+	rcache_check(sh);
+	if (sh_flags(sh) & (STRDERR | STRPRI | STRBANDQ))
+		return NULL;
+	return str_getq_lone(sh->sh_sd.sd_rq, room);
+}
+
 /*
  * The common read, taken before the general loop: whole one-block M_DATA
- * messages from the reader's cache into a single buffer, while no error,
+ * messages from the reader's cache (or a lone one from the queue) into a
+ * single buffer, while no error,
  * priority message or band message is waiting.  Exactly what the loop
  * would do with them, without its questions.  True when the read is
  * complete (the buffer full, a message mode's one message, or a byte
@@ -1116,28 +1135,40 @@ static bool read_plain(struct sthead *sh, const struct iovec *iov,
 		       size_t *iovoff, int rdopt, ssize_t *copied)
 {
 	for (;;) {
-		mblk_t *mp;
-		size_t len;
-		bool empty;
+		size_t len, room = iov->iov_len - *iovoff;
+		bool empty, cached = false;
+		/* a lone message is taken off and uncounted (a reader keeping
+		 * up finds one at a time: one lock hold does); otherwise the
+		 * front of the cache, which stays counted until read */
+		mblk_t *mp = lone_front(sh, room);
 
-		if ((mp = plain_front(sh, &empty)) == NULL) {
-			/* nothing queued: a byte stream with something
-			 * already is done (the loop would say so), else the
-			 * loop waits */
-			return empty && *copied > 0;
+		if (mp == NULL) {
+			if ((mp = plain_front(sh, &empty)) == NULL) {
+				/* nothing queued: a byte stream with something
+				 * already is done (the loop would say so),
+				 * else the loop waits */
+				return empty && *copied > 0;
+			}
+			if (mp->b_datap->db_type != M_DATA ||
+			    mp->b_cont != NULL || mp->b_wptr <= mp->b_rptr ||
+			    (size_t)(mp->b_wptr - mp->b_rptr) > room)
+				return false;
+			cached = true;
 		}
 		len = (size_t)(mp->b_wptr - mp->b_rptr);
-		if (mp->b_datap->db_type != M_DATA || mp->b_cont != NULL ||
-		    mp->b_wptr <= mp->b_rptr || len > iov->iov_len - *iovoff)
-			return false;
 		if (sth_ucopy((char *)iov->iov_base + *iovoff, mp->b_rptr,
-			      len) != 0)
+			      len) != 0) {
+			if (!cached)
+				putbq(sh->sh_sd.sd_rq, mp);
 			return false;	/* the loop says EFAULT */
-		rcache_pop(sh);
+		}
+		if (cached)
+			rcache_pop(sh);
 		*iovoff += len;
 		*copied += (ssize_t)len;
 		freeb(mp);
-		rconsumed(sh, len, 1, NULL);
+		if (cached)
+			rconsumed(sh, len, 1, NULL);
 		if ((rdopt & RMODEMASK) != RNORM &&
 		    (rdopt & RMODEMASK) != RFILL)
 			return true;	/* message modes: one message */
