@@ -273,24 +273,32 @@ static void account_add(queue_t *q, mblk_t *mp)
  * to back-enable + 1 (0: none); the caller back-enables after unlocking.
  * prev/next are mp's neighbours before removal, to fix qb_first/qb_last.
  */
+/* Take bytes/blocks off band 0's counts (queue locked): below low water
+ * QFULL goes, and 1 if the writer behind wanted to know (back-enable it
+ * after unlocking), else 0. */
+static inline int uncount0(queue_t *q, unsigned long bytes,
+			   unsigned long blocks)
+{
+	set_counts(q, q->q_count - bytes, q->q_mblkcnt - blocks);
+	if (under_lo(q->q_count, q->q_mblkcnt, q->q_lowat)) {
+		if (q->q_flag & QFULL)
+			qf_clr(q, QFULL);
+		if (q->q_flag & QWANTW) {
+			qf_clr(q, QWANTW);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int account_sub(queue_t *q, mblk_t *mp, mblk_t *prev, mblk_t *next)
 {
 	unsigned long bytes, blocks;
 	qband_t *qb;
 
 	msg_count(mp, &bytes, &blocks);
-	if (mp->b_band == 0 || is_hipri(mp)) {
-		set_counts(q, q->q_count - bytes, q->q_mblkcnt - blocks);
-		if (under_lo(q->q_count, q->q_mblkcnt, q->q_lowat)) {
-			if (q->q_flag & QFULL)
-				qf_clr(q, QFULL);
-			if (q->q_flag & QWANTW) {
-				qf_clr(q, QWANTW);
-				return 1;
-			}
-		}
-		return 0;
-	}
+	if (mp->b_band == 0 || is_hipri(mp))
+		return uncount0(q, bytes, blocks);
 	qb = qband_get(q, mp->b_band);
 	if (qb->qb_first == mp)
 		qb->qb_first = (next != NULL && !is_hipri(next) &&
@@ -546,7 +554,11 @@ mblk_t *str_getq_lone(queue_t *q, size_t max)
 	}
 	if (q->q_flag & QWANTR)
 		qf_clr(q, QWANTR);
-	be = q_unlink(q, mp);
+	/* the only message, plain: no neighbours, no band to fix */
+	set_first(q, NULL);
+	q->q_last = NULL;
+	mp->b_queue = NULL;
+	be = uncount0(q, (unsigned long)(mp->b_wptr - mp->b_rptr), 1);
 	qunlock(q);
 	backenable_result(q, be);
 	return mp;
@@ -561,15 +573,7 @@ void str_qcredit(queue_t *q, unsigned long bytes, unsigned long blocks)
 	if (bytes == 0 && blocks == 0)
 		return;
 	qlock(q);
-	set_counts(q, q->q_count - bytes, q->q_mblkcnt - blocks);
-	if (under_lo(q->q_count, q->q_mblkcnt, q->q_lowat)) {
-		if (q->q_flag & QFULL)
-			qf_clr(q, QFULL);
-		if (q->q_flag & QWANTW) {
-			qf_clr(q, QWANTW);
-			be = 1;
-		}
-	}
+	be = uncount0(q, bytes, blocks);
 	qunlock(q);
 	backenable_result(q, be);
 }
