@@ -268,11 +268,6 @@ static void account_add(queue_t *q, mblk_t *mp)
 	}
 }
 
-/*
- * Take mp's bytes off its band after it left the list.  Returns the band
- * to back-enable + 1 (0: none); the caller back-enables after unlocking.
- * prev/next are mp's neighbours before removal, to fix qb_first/qb_last.
- */
 /* Take bytes/blocks off band 0's counts (queue locked): below low water
  * QFULL goes, and 1 if the writer behind wanted to know (back-enable it
  * after unlocking), else 0. */
@@ -291,6 +286,11 @@ static inline int uncount0(queue_t *q, unsigned long bytes,
 	return 0;
 }
 
+/*
+ * Take mp's bytes off its band after it left the list.  Returns the band
+ * to back-enable + 1 (0: none); the caller back-enables after unlocking.
+ * prev/next are mp's neighbours before removal, to fix qb_first/qb_last.
+ */
 static int account_sub(queue_t *q, mblk_t *mp, mblk_t *prev, mblk_t *next)
 {
 	unsigned long bytes, blocks;
