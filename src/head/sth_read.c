@@ -12,7 +12,11 @@
  *
  * Readers take messages with getq (one reader at a time, sh_rlock), so the
  * head read queue's water marks throttle the writer and back-enable it as
- * the reader drains.  read() follows the read mode (RNORM, RMSGD, RMSGN;
+ * the reader drains.  Several plain messages queued are taken as a run
+ * into the reader's cache (still counted, paid back as they are read);
+ * a lone one is taken off on its own (str_getq_lone); whole plain
+ * messages go to read() and getmsg() the short way (read_plain,
+ * getmsg_plain), anything else through the general loop.  read() follows the read mode (RNORM, RMSGD, RMSGN;
  * RPROTNORM, RPROTDAT, RPROTDIS); a zero-length message met first is taken
  * and read returns 0, in every mode.  getmsg() returns the control and data
  * parts of the first message separately and puts back what did not fit

@@ -11,7 +11,8 @@
  * bytes with SO_WROFF bytes of head room, and sent with putnext().  A
  * write smaller than q_minpsz, or larger than q_maxpsz when q_minpsz is
  * not 0, fails with ERANGE.  A zero-length write sends a zero-length
- * message, except on a pipe without SNDZERO.
+ * message, except on a pipe without SNDZERO.  A write() that is one
+ * message as it is (the usual case) takes a short way (write_plain).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -210,11 +211,11 @@ static void packet_limits(struct sthead *sh, long *minp, long *maxp)
 
 /*
  * write() of len (> 0) bytes that is one message as it is: no error, no
- * write offset, and the queue below and strmsgsz take it whole.  The general loop's checks and its iovec and packet cursors
- * cost more than the message itself; this sends the same message the
- * same way (flow control, the wait for memory, STRDELIM, EFAULT) and
- * returns the bytes written, or -1 with *errp.  -2: not such a write,
- * nothing done.
+ * write offset, and the queue below and strmsgsz take it whole.  The
+ * general loop's checks and its iovec and packet cursors cost more than
+ * the message itself; this sends the same message the same way (flow
+ * control, the wait for memory, STRDELIM, EFAULT) and returns the bytes
+ * written, or -1 with *errp.  -2: not such a write, nothing done.
  */
 static ssize_t write_plain(struct wctx *c, const void *buf, size_t len,
 			   int *errp)
