@@ -538,12 +538,25 @@ mblk_t *str_getq_run(queue_t *q, const unsigned *gen, unsigned *seen)
 	return first;
 }
 
-mblk_t *str_getq_lone(queue_t *q, size_t max)
+/* Let go of q's lock after a put: enabled if its reader waits for it
+ * (the enabling after the lock is released). */
+static inline void qunlock_put(queue_t *q)
+{
+	bool sched = reader_wants(q) && enable_locked(q);
+
+	qunlock(q);
+	if (sched)
+		strsched_enable(q);
+}
+
+mblk_t *str_getq_lone(queue_t *q, size_t max, const unsigned *gen,
+		      unsigned *seen)
 {
 	mblk_t *mp;
 	int be;
 
 	qlock(q);
+	*seen = __atomic_load_n(gen, __ATOMIC_ACQUIRE);
 	mp = q->q_first;
 	if (mp == NULL || mp->b_next != NULL || mp->b_band != 0 ||
 	    mp->b_cont != NULL || mp->b_datap->db_type != M_DATA ||
@@ -562,6 +575,22 @@ mblk_t *str_getq_lone(queue_t *q, size_t max)
 	qunlock(q);
 	backenable_result(q, be);
 	return mp;
+}
+
+void str_putbq_lone(queue_t *q, mblk_t *mp, const unsigned *gen,
+		    unsigned seen)
+{
+	bool flushed;
+
+	qlock(q);
+	flushed = __atomic_load_n(gen, __ATOMIC_ACQUIRE) != seen;
+	if (!flushed) {
+		list_insert_before(q, first_below(q, 1), mp);
+		account_add(q, mp);
+	}
+	qunlock_put(q);
+	if (flushed)
+		freemsg(mp);	/* as the flush would have */
 }
 
 /* The reader consumed bytes/blocks taken with str_getq_run: account them
@@ -651,17 +680,6 @@ int str_getq_n(queue_t *q, mblk_t **v, int max)
 	qunlock(q);
 	backenable_result(q, be);
 	return n;
-}
-
-/* Let go of q's lock after a put: enabled if its reader waits for it
- * (the enabling after the lock is released). */
-static inline void qunlock_put(queue_t *q)
-{
-	bool sched = reader_wants(q) && enable_locked(q);
-
-	qunlock(q);
-	if (sched)
-		strsched_enable(q);
 }
 
 bool str_putq_run(queue_t *q, mblk_t *first, int n)

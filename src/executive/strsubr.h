@@ -539,8 +539,14 @@ mblk_t *str_getq_if(queue_t *q, bool (*match)(const mblk_t *, void *),
 mblk_t *str_getq_run(queue_t *q, const unsigned *gen, unsigned *seen);
 /* The stream head's short read of a lone message: q's only message when
  * it is one band-0 M_DATA block of 1..max bytes, taken off and uncounted
- * as getq takes it; NULL, nothing done, otherwise. */
-mblk_t *str_getq_lone(queue_t *q, size_t max);
+ * as getq takes it; NULL, nothing done, otherwise.  *seen is *gen read
+ * under the same lock hold (as str_getq_run's).  str_putbq_lone puts such
+ * a message back (the reader could not copy it) unless a flush came since
+ * (*gen moved), which discards it instead. */
+mblk_t *str_getq_lone(queue_t *q, size_t max, const unsigned *gen,
+		      unsigned *seen);
+void str_putbq_lone(queue_t *q, mblk_t *mp, const unsigned *gen,
+		    unsigned seen);
 void str_flush_gen(queue_t *q, int flag, bool one_band, unsigned char band,
 		   unsigned *gen);
 

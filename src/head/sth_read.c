@@ -1111,7 +1111,8 @@ static inline mblk_t *plain_front(struct sthead *sh, bool *empty)
  * waiting, the queue's only message if it is a band-0 M_DATA block of
  * 1..room bytes, no longer queued or counted (str_getq_lone); else NULL
  * and nothing done.  rlock held. */
-static inline mblk_t *lone_front(struct sthead *sh, size_t room)
+static inline mblk_t *lone_front(struct sthead *sh, size_t room,
+				 unsigned *gen)
 {
 	/* (one block counted, the cache empty and so nothing owed: one
 	 * message queued, as far as a look without the lock can tell) */
@@ -1122,7 +1123,7 @@ static inline mblk_t *lone_front(struct sthead *sh, size_t room)
 	rcache_check(sh);
 	if (sh_flags(sh) & (STRDERR | STRPRI | STRBANDQ))
 		return NULL;
-	return str_getq_lone(sh->sh_sd.sd_rq, room);
+	return str_getq_lone(sh->sh_sd.sd_rq, room, &sh->sh_rflushgen, gen);
 }
 
 /*
@@ -1141,10 +1142,11 @@ static bool read_plain(struct sthead *sh, const struct iovec *iov,
 	for (;;) {
 		size_t len, room = iov->iov_len - *iovoff;
 		bool empty, cached = false;
+		unsigned gen;
 		/* a lone message is taken off and uncounted (a reader keeping
 		 * up finds one at a time: one lock hold does); otherwise the
 		 * front of the cache, which stays counted until read */
-		mblk_t *mp = lone_front(sh, room);
+		mblk_t *mp = lone_front(sh, room, &gen);
 
 		if (mp == NULL) {
 			if ((mp = plain_front(sh, &empty)) == NULL) {
@@ -1162,8 +1164,9 @@ static bool read_plain(struct sthead *sh, const struct iovec *iov,
 		len = (size_t)(mp->b_wptr - mp->b_rptr);
 		if (sth_ucopy((char *)iov->iov_base + *iovoff, mp->b_rptr,
 			      len) != 0) {
-			if (!cached)
-				putbq(sh->sh_sd.sd_rq, mp);
+			if (!cached)	/* (unless flushed meanwhile) */
+				str_putbq_lone(sh->sh_sd.sd_rq, mp,
+					       &sh->sh_rflushgen, gen);
 			return false;	/* the loop says EFAULT */
 		}
 		if (cached)
