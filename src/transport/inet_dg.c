@@ -815,10 +815,14 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 	}
 	/* flush when another datagram of this size would no longer fit
 	 * in one GSO message: the queue goes out in whole ones (three of
-	 * 16 KiB, 63 of 1 KiB) rather than full ones plus a straggler */
+	 * 16 KiB; about 60 of 1 KiB, as q_count counts the TPI headers
+	 * too) rather than full ones plus a straggler.  Datagrams too big
+	 * for two to a GSO message go two to a flush, as before. */
+	size_t queued = __atomic_load_n(&ep->wq->q_count, __ATOMIC_RELAXED);
+
 	if (__atomic_load_n(&ep->wq->q_mblkcnt, __ATOMIC_RELAXED) >= 2 * BATCH ||
-	    __atomic_load_n(&ep->wq->q_count, __ATOMIC_RELAXED) + len >
-	    GSO_BYTES)
+	    queued >= GSO_BYTES ||
+	    (len <= GSO_BYTES / 2 && queued + len > GSO_BYTES))
 		flush(ep);
 	else if (was_empty) {
 		/* (the queue before kicked: see kick_fire).  Behind others
