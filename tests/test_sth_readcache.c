@@ -12,9 +12,17 @@
  * parts too long for the buffer or not asked for (MORECTL, MOREDATA);
  * and what the cache hands out is paid back to flow control exactly.
  * A lone message, which read takes without the cache, is read the same
- * way.
+ * way, and one taken before a flush never comes back after it, even when
+ * its copy faults (userfaultfd holds the copy while the flush comes).
  */
 #include "sth.h"
+
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 
 static void put3(int fd, const char *a, const char *b, const char *c)
 {
@@ -361,6 +369,83 @@ static void test_lone(void)
 	CHECK_RET(close(p[1]), 0);
 }
 
+/*
+ * A flush while a lone message's copy faults: the message, taken before
+ * the flush, must not come back after it.  The reader's buffer is a page
+ * registered with userfaultfd, so its copy stops at the first touch;
+ * meanwhile another thread flushes, sends a new message, unmaps the page
+ * and closes the userfaultfd: the copy resumes, faults (EFAULT), and
+ * the next read must find the new message, not the old.
+ */
+struct uf_arg {
+	int uffd, fd;
+	char *page;
+	long len;
+	int faulted, flushed, wrote;	/* what the monitor did (checked
+					   after the join) */
+};
+
+static void *uf_monitor(void *arg)
+{
+	struct uf_arg *a = arg;
+	struct uffd_msg m;
+	struct pollfd p = { a->uffd, POLLIN, 0 };
+
+	if (poll(&p, 1, 5000) == 1 &&
+	    read(a->uffd, &m, sizeof(m)) == (ssize_t)sizeof(m) &&
+	    m.event == UFFD_EVENT_PAGEFAULT) {
+		a->faulted = 1;
+		a->flushed = ioctl(a->fd, I_FLUSH, FLUSHR) == 0;
+		a->wrote = write(a->fd, "new", 3) == 3;
+	}
+	munmap(a->page, (size_t)a->len);
+	close(a->uffd);		/* wakes the copy: it faults now */
+	return NULL;
+}
+
+static void test_lone_flush_fault(void)
+{
+	struct uf_arg a;
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg;
+	pthread_t th;
+	char buf[16];
+
+	a.len = sysconf(_SC_PAGESIZE);
+	a.uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (a.uffd < 0 && (errno == ENOSYS || errno == EPERM)) {
+		printf("test_lone_flush_fault: no userfaultfd here (%s): "
+		       "not run\n", strerror(errno));
+		return;
+	}
+	REQUIRE(a.uffd >= 0);
+	REQUIRE(ioctl(a.uffd, UFFDIO_API, &api) == 0);
+	a.page = mmap(NULL, (size_t)a.len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	REQUIRE(a.page != MAP_FAILED);
+	memset(&reg, 0, sizeof(reg));
+	reg.range.start = (unsigned long)a.page;
+	reg.range.len = (unsigned long)a.len;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	REQUIRE(ioctl(a.uffd, UFFDIO_REGISTER, &reg) == 0);
+	a.fd = open_tm(O_NONBLOCK);
+	CHECK_RET(write(a.fd, "old", 3), 3);
+	a.faulted = a.flushed = a.wrote = 0;
+	REQUIRE(pthread_create(&th, NULL, uf_monitor, &a) == 0);
+	ssize_t r = read(a.fd, a.page, 3);
+	int e = errno;
+	pthread_join(th, NULL);
+	CHECK_EQ(r, -1);
+	CHECK_EQ(e, EFAULT);
+	CHECK_EQ(a.faulted, 1);
+	CHECK_EQ(a.flushed, 1);
+	CHECK_EQ(a.wrote, 1);
+	CHECK_RET(read(a.fd, buf, sizeof(buf)), 3);
+	CHECK_MEM(buf, "new", 3);
+	CHECK_ERR(read(a.fd, buf, sizeof(buf)), EAGAIN);
+	CHECK_RET(close(a.fd), 0);
+}
+
 int main(void)
 {
 	th_mark();
@@ -373,6 +458,7 @@ int main(void)
 	test_ctl();
 	test_accounting();
 	test_lone();
+	test_lone_flush_fault();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();
 }
