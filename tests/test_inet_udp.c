@@ -853,7 +853,7 @@ static void test_long_chains(void)
  * UDP_GRO receives each GSO message whole and says its segment size. */
 static void test_gso_whole(void)
 {
-	enum { N = 30, SZ = 16384 };
+	enum { N = 18, SZ = 16384 };
 	struct sockaddr_storage xa, sa;
 	static char buf[65536];
 	int x, s, one = 1, big = 4 << 20, segs = 0, singles = 0, msgs = 0;
@@ -861,8 +861,11 @@ static void test_gso_whole(void)
 	x = open_bound(&xa);
 	s = sock_bound(&sa);
 	REQUIRE(setsockopt(s, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0);
-	REQUIRE(setsockopt(s, SOL_SOCKET, SO_RCVBUFFORCE, &big,
-			   sizeof(big)) == 0);
+	/* room for all N (as GSO messages, about 300 KB) even at the
+	 * default maximum, which is all there is without privilege */
+	if (setsockopt(s, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)) != 0)
+		REQUIRE(setsockopt(s, SOL_SOCKET, SO_RCVBUF, &big,
+				   sizeof(big)) == 0);
 	memset(buf, 'g', SZ);
 	for (int i = 0; i < N; i++)
 		CHECK_RET(snd(x, &sa, buf, SZ), 0);
@@ -901,7 +904,7 @@ static void test_gso_whole(void)
 	/* the first goes out at once (nothing was queued), the last two
 	 * when the kick comes; one more odd group if a kick came in the
 	 * middle.  Flushing at four queued made every fourth a straggler
-	 * (eight singles). */
+	 * (six singles, ten messages). */
 	CHECK(singles <= 3);
 	CHECK(msgs <= N / 3 + 3);
 	close(s);
