@@ -249,23 +249,14 @@ static inline void band_fix_insert(queue_t *q, mblk_t *mp)
 
 /* ---- accounting on insert and remove (queue locked) ---- */
 
-static void account_add(queue_t *q, mblk_t *mp)
+/* Add bytes/blocks to band 0's counts (queue locked): QFULL at high
+ * water. */
+static inline void count0(queue_t *q, unsigned long bytes,
+			  unsigned long blocks)
 {
-	unsigned long bytes, blocks;
-	qband_t *qb;
-
-	msg_count(mp, &bytes, &blocks);
-	if (mp->b_band == 0 || is_hipri(mp)) {
-		set_counts(q, q->q_count + bytes, q->q_mblkcnt + blocks);
-		if (over_hi(q->q_count, q->q_mblkcnt, q->q_hiwat))
-			qf_set(q, QFULL);
-	} else {
-		qb = qband_get(q, mp->b_band);
-		qb->qb_count += bytes;
-		qb->qb_mblkcnt += blocks;
-		if (over_hi(qb->qb_count, qb->qb_mblkcnt, qb->qb_hiwat))
-			qbf_set(qb, QB_FULL);
-	}
+	set_counts(q, q->q_count + bytes, q->q_mblkcnt + blocks);
+	if (over_hi(q->q_count, q->q_mblkcnt, q->q_hiwat))
+		qf_set(q, QFULL);
 }
 
 /* Take bytes/blocks off band 0's counts (queue locked): below low water
@@ -284,6 +275,23 @@ static inline int uncount0(queue_t *q, unsigned long bytes,
 		}
 	}
 	return 0;
+}
+
+static void account_add(queue_t *q, mblk_t *mp)
+{
+	unsigned long bytes, blocks;
+	qband_t *qb;
+
+	msg_count(mp, &bytes, &blocks);
+	if (mp->b_band == 0 || is_hipri(mp)) {
+		count0(q, bytes, blocks);
+	} else {
+		qb = qband_get(q, mp->b_band);
+		qb->qb_count += bytes;
+		qb->qb_mblkcnt += blocks;
+		if (over_hi(qb->qb_count, qb->qb_mblkcnt, qb->qb_hiwat))
+			qbf_set(qb, QB_FULL);
+	}
 }
 
 /*
@@ -559,9 +567,7 @@ mblk_t *str_getq_lone(queue_t *q, size_t max, const unsigned *gen,
 	*seen = __atomic_load_n(gen, __ATOMIC_ACQUIRE);
 	mp = q->q_first;
 	if (mp == NULL || mp->b_next != NULL || mp->b_band != 0 ||
-	    mp->b_cont != NULL || mp->b_datap->db_type != M_DATA ||
-	    mp->b_wptr <= mp->b_rptr ||
-	    (size_t)(mp->b_wptr - mp->b_rptr) > max) {
+	    !str_data_fits(mp, max)) {
 		qunlock(q);
 		return NULL;
 	}
@@ -645,9 +651,7 @@ bool str_putq_append(queue_t *q, const mblk_t *mp)
 	memcpy(last->b_wptr, mp->b_rptr, len);
 	last->b_wptr += len;
 	last->b_merged++;
-	set_counts(q, q->q_count + len, q->q_mblkcnt);
-	if (over_hi(q->q_count, q->q_mblkcnt, q->q_hiwat))
-		qf_set(q, QFULL);
+	count0(q, len, 0);
 	qunlock(q);
 	return true;
 no:
@@ -720,9 +724,7 @@ static inline void putq_one(queue_t *q, mblk_t *mp)
 	msg_count(mp, &bytes, &blocks);
 	qlock(q);
 	list_insert_before(q, NULL, mp);
-	set_counts(q, q->q_count + bytes, q->q_mblkcnt + blocks);
-	if (over_hi(q->q_count, q->q_mblkcnt, q->q_hiwat))
-		qf_set(q, QFULL);
+	count0(q, bytes, blocks);
 	qunlock_put(q);
 }
 

@@ -537,6 +537,15 @@ mblk_t *str_getq_if(queue_t *q, bool (*match)(const mblk_t *, void *),
  * the lock hold of its flush: so a run taken before a flush is always
  * seen as older than it, and one taken after never. */
 mblk_t *str_getq_run(queue_t *q, const unsigned *gen, unsigned *seen);
+/* mp is one M_DATA block of 1..max bytes: what a read takes whole the
+ * short way (str_getq_lone, sth_read.c's read_plain). */
+static inline bool str_data_fits(const mblk_t *mp, size_t max)
+{
+	return mp->b_datap->db_type == M_DATA && mp->b_cont == NULL &&
+	       mp->b_wptr > mp->b_rptr &&
+	       (size_t)(mp->b_wptr - mp->b_rptr) <= max;
+}
+
 /* The stream head's short read of a lone message: q's only message when
  * it is one band-0 M_DATA block of 1..max bytes, taken off and uncounted
  * as getq takes it; NULL, nothing done, otherwise.  *seen is *gen read

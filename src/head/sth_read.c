@@ -1082,6 +1082,14 @@ static mblk_t *rest_of(mblk_t *mp, unsigned char band, unsigned short flag)
 	return mp;
 }
 
+/* May the short ways read now?  Not while an error, a priority message
+ * or a band message waits (a flushed cache dropped first).  rlock held. */
+static inline bool plain_ok(struct sthead *sh)
+{
+	rcache_check(sh);
+	return !(sh_flags(sh) & (STRDERR | STRPRI | STRBANDQ));
+}
+
 /* The front of the reader's cache for the short ways (read_plain,
  * getmsg_plain), filled from the queue if empty: NULL when an error, a
  * priority message or a band message waits, or the front is not a band-0
@@ -1092,8 +1100,7 @@ static inline mblk_t *plain_front(struct sthead *sh, bool *empty)
 	mblk_t *mp;
 
 	*empty = false;
-	rcache_check(sh);
-	if (sh_flags(sh) & (STRDERR | STRPRI | STRBANDQ))
+	if (!plain_ok(sh))
 		return NULL;
 	if (sh->sh_rcache == NULL) {
 		if (__atomic_load_n(&sh->sh_sd.sd_rq->q_first,
@@ -1120,8 +1127,7 @@ static inline mblk_t *lone_front(struct sthead *sh, size_t room,
 	    __atomic_load_n(&sh->sh_sd.sd_rq->q_mblkcnt, __ATOMIC_RELAXED) !=
 	    1)
 		return NULL;
-	rcache_check(sh);
-	if (sh_flags(sh) & (STRDERR | STRPRI | STRBANDQ))
+	if (!plain_ok(sh))
 		return NULL;
 	return str_getq_lone(sh->sh_sd.sd_rq, room, &sh->sh_rflushgen, gen);
 }
@@ -1155,9 +1161,7 @@ static bool read_plain(struct sthead *sh, const struct iovec *iov,
 				 * else the loop waits */
 				return empty && *copied > 0;
 			}
-			if (mp->b_datap->db_type != M_DATA ||
-			    mp->b_cont != NULL || mp->b_wptr <= mp->b_rptr ||
-			    (size_t)(mp->b_wptr - mp->b_rptr) > room)
+			if (!str_data_fits(mp, room))
 				return false;
 			cached = true;
 		}

@@ -221,14 +221,12 @@ static ssize_t write_plain(struct wctx *c, const void *buf, size_t len,
 			   int *errp)
 {
 	struct sthead *sh = c->sh;
-	queue_t *n = __atomic_load_n(&sh->sh_sd.sd_wq->q_next,
-				     __ATOMIC_ACQUIRE);
+	long minpsz, maxpsz;
 	mblk_t *mp;
 
-	if (len == 0 || n == NULL ||
-	    n->q_minpsz != 0 ||
-	    (n->q_maxpsz != INFPSZ && (n->q_maxpsz < 0 ||
-				       (size_t)n->q_maxpsz < len)) ||
+	packet_limits(sh, &minpsz, &maxpsz);
+	if (len == 0 || minpsz != 0 ||
+	    (maxpsz != INFPSZ && (maxpsz < 0 || (size_t)maxpsz < len)) ||
 	    (sh->sh_strmsgsz != 0 && sh->sh_strmsgsz < len) ||
 	    __atomic_load_n(&sh->sh_wroff, __ATOMIC_RELAXED) != 0)
 		return -2;
