@@ -288,11 +288,13 @@ static void test_run(queue_t *q)
 	 * the same lock hold (str_flush_gen); band 0 alone leaves band 1 */
 	CHECK_EQ(putq(q, qt_msg(M_DATA, 0, 1, 12)), 1);
 	CHECK_EQ(putq(q, qt_msg(M_DATA, 1, 1, 13)), 1);
-	str_flush_gen(q, FLUSHALL, true, 0, &gen);
+	unsigned gen2 = 7;
+	str_flush_gen(q, FLUSHALL, true, 0, &gen, NULL);
 	CHECK_EQ(gen, 1);
 	EXPECT(q, 13);
-	str_flush_gen(q, FLUSHDATA, false, 0, &gen);
+	str_flush_gen(q, FLUSHDATA, false, 0, &gen, &gen2);
 	CHECK_EQ(gen, 2);
+	CHECK_EQ(gen2, 8);
 	CHECK_PTR(str_getq_run(q, &gen, &seen), NULL);
 	CHECK_EQ(seen, 2);
 	CHECK_EQ(putq(q, qt_msg(M_DATA, 0, 1, 11)), 1);

@@ -370,20 +370,25 @@ static void test_lone(void)
 }
 
 /*
- * A flush while a lone message's copy faults: the message, taken before
- * the flush, must not come back after it.  The reader's buffer is a page
- * registered with userfaultfd, so its copy stops at the first touch;
- * meanwhile another thread flushes, sends a new message, unmaps the page
- * and closes the userfaultfd: the copy resumes, faults (EFAULT), and
- * the next read must find the new message, not the old.
+ * A flush while a reader's copy faults: a message taken before the flush
+ * must not come back after it, and one the flush would not have taken
+ * must.  The reader's buffer is a page registered with userfaultfd, so
+ * its copy stops at the first touch; meanwhile another thread (the
+ * monitor) flushes and sends a new message, then unmaps the page and
+ * closes the userfaultfd: the copy resumes, faults (EFAULT), and what
+ * the next reads find says what was put back.
  */
 struct uf_arg {
-	int uffd, fd;
+	int uffd;
 	char *page;
 	long len;
-	int faulted, flushed, wrote;	/* what the monitor did (checked
+	int (*act)(void);		/* the monitor's: 0 if done */
+	int faulted, acted;		/* what the monitor did (checked
 					   after the join) */
 };
+
+static int uf_rfd, uf_wfd;		/* the reader's end, the writer's */
+static int uf_flush_how, uf_flush_band;	/* FLUSHR, or I_FLUSHBAND */
 
 static void *uf_monitor(void *arg)
 {
@@ -395,61 +400,203 @@ static void *uf_monitor(void *arg)
 	    read(a->uffd, &m, sizeof(m)) == (ssize_t)sizeof(m) &&
 	    m.event == UFFD_EVENT_PAGEFAULT) {
 		a->faulted = 1;
-		a->flushed = ioctl(a->fd, I_FLUSH, FLUSHR) == 0;
-		a->wrote = write(a->fd, "new", 3) == 3;
+		a->acted = a->act() == 0;
 	}
 	munmap(a->page, (size_t)a->len);
 	close(a->uffd);		/* wakes the copy: it faults now */
 	return NULL;
 }
 
-static void test_lone_flush_fault(void)
+/* the flush asked for, then "new" from the writer */
+static int flush_and_send(void)
 {
-	struct uf_arg a;
+	int r;
+
+	if (uf_flush_band < 0) {
+		r = ioctl(uf_rfd, I_FLUSH, uf_flush_how);
+	} else {
+		struct bandinfo bi = { (unsigned char)uf_flush_band, FLUSHR };
+		r = ioctl(uf_rfd, I_FLUSHBAND, &bi);
+	}
+	if (r != 0 || write(uf_wfd, "new", 3) != 3)
+		return -1;
+	return 0;
+}
+
+/* A page whose first touch waits for the monitor; false if this kernel
+ * or sandbox has no userfaultfd. */
+static bool uf_setup(struct uf_arg *a, const char *name)
+{
 	struct uffdio_api api = { .api = UFFD_API };
 	struct uffdio_register reg;
-	pthread_t th;
-	char buf[16];
 
-	a.len = sysconf(_SC_PAGESIZE);
+	a->len = sysconf(_SC_PAGESIZE);
 	/* (user-mode faults only: no privilege needed, and the copy is
 	 * the library's, in user mode) */
 #ifdef UFFD_USER_MODE_ONLY
-	a.uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
-	if (a.uffd < 0 && errno == EINVAL)
+	a->uffd = (int)syscall(SYS_userfaultfd,
+			       O_CLOEXEC | UFFD_USER_MODE_ONLY);
+	if (a->uffd < 0 && errno == EINVAL)
 #endif
-		a.uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
-	if (a.uffd < 0 && (errno == ENOSYS || errno == EPERM)) {
-		printf("test_lone_flush_fault: no userfaultfd here (%s): "
-		       "not run\n", strerror(errno));
-		return;
+		a->uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (a->uffd < 0 && (errno == ENOSYS || errno == EPERM)) {
+		printf("%s: no userfaultfd here (%s): not run\n", name,
+		       strerror(errno));
+		return false;
 	}
-	REQUIRE(a.uffd >= 0);
-	REQUIRE(ioctl(a.uffd, UFFDIO_API, &api) == 0);
-	a.page = mmap(NULL, (size_t)a.len, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	REQUIRE(a.page != MAP_FAILED);
+	REQUIRE(a->uffd >= 0);
+	REQUIRE(ioctl(a->uffd, UFFDIO_API, &api) == 0);
+	a->page = mmap(NULL, (size_t)a->len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	REQUIRE(a->page != MAP_FAILED);
 	memset(&reg, 0, sizeof(reg));
-	reg.range.start = (unsigned long)a.page;
-	reg.range.len = (unsigned long)a.len;
+	reg.range.start = (unsigned long)a->page;
+	reg.range.len = (unsigned long)a->len;
 	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-	REQUIRE(ioctl(a.uffd, UFFDIO_REGISTER, &reg) == 0);
-	a.fd = open_tm(O_NONBLOCK);
-	CHECK_RET(write(a.fd, "old", 3), 3);
-	a.faulted = a.flushed = a.wrote = 0;
-	REQUIRE(pthread_create(&th, NULL, uf_monitor, &a) == 0);
-	ssize_t r = read(a.fd, a.page, 3);
-	int e = errno;
+	REQUIRE(ioctl(a->uffd, UFFDIO_REGISTER, &reg) == 0);
+	a->act = flush_and_send;
+	a->faulted = a->acted = 0;
+	return true;
+}
+
+/* The reader's call, into the page (set up by the test), while the
+ * monitor flushes: it must fail EFAULT after the monitor acted. */
+enum uf_call { UF_READ, UF_GETPMSG_DATA, UF_GETMSG_CTL };
+
+static void uf_run(struct uf_arg *a, enum uf_call call)
+{
+	pthread_t th;
+	ssize_t r;
+	int e;
+
+	REQUIRE(pthread_create(&th, NULL, uf_monitor, a) == 0);
+	if (call == UF_READ) {
+		r = read(uf_rfd, a->page, 3);
+	} else if (call == UF_GETPMSG_DATA) {
+		struct strbuf d = { 3, 0, a->page };
+		int band = 0, flags = MSG_ANY;
+		r = getpmsg(uf_rfd, NULL, &d, &band, &flags);
+	} else {
+		struct strbuf c = { 3, 0, a->page };
+		int flags = 0;
+		r = getmsg(uf_rfd, &c, NULL, &flags);
+	}
+	e = errno;
 	pthread_join(th, NULL);
 	CHECK_EQ(r, -1);
 	CHECK_EQ(e, EFAULT);
-	CHECK_EQ(a.faulted, 1);
-	CHECK_EQ(a.flushed, 1);
-	CHECK_EQ(a.wrote, 1);
-	CHECK_RET(read(a.fd, buf, sizeof(buf)), 3);
+	CHECK_EQ(a->faulted, 1);
+	CHECK_EQ(a->acted, 1);
+}
+
+/* the next message at the reader: band, flags, data (or control) */
+static void expect_next(int fd, int band, int flags, const char *what)
+{
+	char cb[16], db[16];
+	struct strbuf c = { sizeof(cb), 0, cb }, d = { sizeof(db), 0, db };
+	int b = 0, fl = MSG_ANY;
+
+	CHECK_RET(getpmsg(fd, &c, &d, &b, &fl), 0);
+	CHECK_EQ(b, band);
+	CHECK_EQ(fl, flags);
+	if (flags == MSG_HIPRI) {
+		CHECK_EQ(c.len, (int)strlen(what));
+		CHECK_MEM(cb, what, strlen(what));
+	} else {
+		CHECK_EQ(d.len, (int)strlen(what));
+		CHECK_MEM(db, what, strlen(what));
+	}
+}
+
+static void expect_empty(int fd)
+{
+	char b[16];
+	struct strbuf d = { sizeof(b), 0, b };
+	int band = 0, fl = MSG_ANY;
+
+	CHECK_ERR(getpmsg(fd, NULL, &d, &band, &fl), EAGAIN);
+}
+
+/* A lone band-0 message (the short read) and a flush of everything. */
+static void test_lone_flush_fault(void)
+{
+	struct uf_arg a;
+	char buf[16];
+
+	if (!uf_setup(&a, "test_lone_flush_fault"))
+		return;
+	uf_rfd = uf_wfd = open_tm(O_NONBLOCK);
+	uf_flush_how = FLUSHR;
+	uf_flush_band = -1;
+	CHECK_RET(write(uf_wfd, "old", 3), 3);
+	uf_run(&a, UF_READ);
+	CHECK_RET(read(uf_rfd, buf, sizeof(buf)), 3);
 	CHECK_MEM(buf, "new", 3);
-	CHECK_ERR(read(a.fd, buf, sizeof(buf)), EAGAIN);
-	CHECK_RET(close(a.fd), 0);
+	CHECK_ERR(read(uf_rfd, buf, sizeof(buf)), EAGAIN);
+	CHECK_RET(close(uf_rfd), 0);
+}
+
+/*
+ * The general reader's take (a band message, a high priority one): put
+ * back only if the flush that came would not have taken it.  On a pipe:
+ * the writer's end sends, the reader's end reads and flushes.
+ *   band 1, flush of band 1: gone;  band 1, flush of band 2: kept;
+ *   high priority, flush of everything: gone;  flush of band 0: kept.
+ */
+static void band_flush_case(int mband, bool hipri, int fband, bool kept)
+{
+	struct uf_arg a;
+	int p[2];
+	char name[64];
+
+	snprintf(name, sizeof(name), "test_band_flush_fault %d %d %d",
+		 hipri ? -1 : mband, fband, kept);
+	if (!uf_setup(&a, name))
+		return;
+	open_pipe(p);
+	uf_wfd = p[0];
+	uf_rfd = p[1];
+	uf_flush_how = FLUSHR;
+	uf_flush_band = fband;
+	CHECK_RET(set_nonblock(uf_rfd, true), 0);
+	{
+		/* bands 1 and 2 exist at the reader (a band's flush past
+		 * the highest band there is is no flush at all) */
+		struct strbuf d = { 2, 2, "b2" };
+		CHECK_RET(putpmsg(uf_wfd, NULL, &d, 2, MSG_BAND), 0);
+		d.buf = "b1";
+		CHECK_RET(putpmsg(uf_wfd, NULL, &d, 1, MSG_BAND), 0);
+		expect_next(uf_rfd, 2, MSG_BAND, "b2");
+		expect_next(uf_rfd, 1, MSG_BAND, "b1");
+	}
+	if (hipri) {
+		struct strbuf c = { 3, 3, "old" };
+		CHECK_RET(putmsg(uf_wfd, &c, NULL, RS_HIPRI), 0);
+		uf_run(&a, UF_GETMSG_CTL);
+		if (kept)
+			expect_next(uf_rfd, 0, MSG_HIPRI, "old");
+	} else {
+		struct strbuf d = { 3, 3, "old" };
+		CHECK_RET(putpmsg(uf_wfd, NULL, &d, mband, MSG_BAND), 0);
+		uf_run(&a, UF_GETPMSG_DATA);
+		if (kept)
+			expect_next(uf_rfd, mband, MSG_BAND, "old");
+	}
+	expect_next(uf_rfd, 0, MSG_BAND, "new");
+	expect_empty(uf_rfd);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+}
+
+static void test_band_flush_fault(void)
+{
+	band_flush_case(1, false, 1, false);
+	band_flush_case(1, false, 2, true);
+	band_flush_case(1, false, 0, true);
+	band_flush_case(1, false, -1, false);
+	band_flush_case(0, true, -1, false);
+	band_flush_case(0, true, 0, true);
+	band_flush_case(0, true, 1, true);
 }
 
 int main(void)
@@ -465,6 +612,7 @@ int main(void)
 	test_accounting();
 	test_lone();
 	test_lone_flush_fault();
+	test_band_flush_fault();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();
 }

@@ -583,22 +583,6 @@ mblk_t *str_getq_lone(queue_t *q, size_t max, const unsigned *gen,
 	return mp;
 }
 
-void str_putbq_lone(queue_t *q, mblk_t *mp, const unsigned *gen,
-		    unsigned seen)
-{
-	bool flushed;
-
-	qlock(q);
-	flushed = __atomic_load_n(gen, __ATOMIC_ACQUIRE) != seen;
-	if (!flushed) {
-		list_insert_before(q, first_below(q, 1), mp);
-		account_add(q, mp);
-	}
-	qunlock_put(q);
-	if (flushed)
-		freemsg(mp);	/* as the flush would have */
-}
-
 /* The reader consumed bytes/blocks taken with str_getq_run: account them
  * as getq would have, back-enabling once if due. */
 void str_qcredit(queue_t *q, unsigned long bytes, unsigned long blocks)
@@ -767,43 +751,64 @@ int putq(queue_t *q, mblk_t *mp)
 	return 1;
 }
 
+/* putbq's insertion, under q's lock: false (nothing done) when a band
+ * cannot be had; *sched: q is to be enabled after the lock. */
+static bool putbq_locked(queue_t *q, mblk_t *mp, bool *sched)
+{
+	*sched = false;
+	if (is_hipri(mp)) {
+		mp->b_band = 0;
+		list_insert_before(q, q->q_first, mp);
+		account_add(q, mp);
+		*sched = enable_locked(q);
+		return true;
+	}
+	if (mp->b_band == 0) {
+		list_insert_before(q, first_below(q, 1), mp);
+	} else {
+		if (!qband_alloc(q, mp->b_band))
+			return false;
+		qband_t *qb = qband_get(q, mp->b_band);
+		mblk_t *emp = qb->qb_first != NULL
+				? qb->qb_first : first_below(q, mp->b_band);
+		list_insert_before(q, emp, mp);
+		band_fix_insert(q, mp);
+	}
+	account_add(q, mp);
+	if (reader_wants(q))
+		*sched = enable_locked(q);
+	return true;
+}
+
 int putbq(queue_t *q, mblk_t *mp)
 {
-	bool sched = false;
+	bool sched, done;
 
 	if (unlikely(q == NULL || !msg_ok(mp))) {
 		str_bad("putbq with a NULL queue or bad message", mp);
 		return 0;
 	}
 	qlock(q);
-	if (is_hipri(mp)) {
-		mp->b_band = 0;
-		list_insert_before(q, q->q_first, mp);
-		account_add(q, mp);
-		sched = enable_locked(q);
-	} else if (mp->b_band == 0) {
-		list_insert_before(q, first_below(q, 1), mp);
-		account_add(q, mp);
-		if (reader_wants(q))
-			sched = enable_locked(q);
-	} else {
-		if (!qband_alloc(q, mp->b_band)) {
-			qunlock(q);
-			return 0;
-		}
-		qband_t *qb = qband_get(q, mp->b_band);
-		mblk_t *emp = qb->qb_first != NULL
-				? qb->qb_first : first_below(q, mp->b_band);
-		list_insert_before(q, emp, mp);
-		band_fix_insert(q, mp);
-		account_add(q, mp);
-		if (reader_wants(q))
-			sched = enable_locked(q);
-	}
+	done = putbq_locked(q, mp, &sched);
 	qunlock(q);
 	if (sched)
 		strsched_enable(q);
-	return 1;
+	return done;
+}
+
+bool str_putbq_unless(queue_t *q, mblk_t *mp,
+		      bool (*flushed)(const mblk_t *, void *), void *arg)
+{
+	bool sched = false, done;
+
+	qlock(q);
+	done = !flushed(mp, arg) && putbq_locked(q, mp, &sched);
+	qunlock(q);
+	if (sched)
+		strsched_enable(q);
+	if (!done)
+		freemsg(mp);	/* as the flush would have */
+	return done;
 }
 
 /* Ordering key: high priority above every band. */
@@ -879,7 +884,7 @@ void rmvq(queue_t *q, mblk_t *mp)
  * while a writer waited on it.
  */
 static void flush_common(queue_t *q, int flag, bool one_band,
-			 unsigned char band, unsigned *gen)
+			 unsigned char band, unsigned *gen, unsigned *gen2)
 {
 	mblk_t *mp, *next, *dead = NULL;
 	bool be0 = false;
@@ -903,6 +908,8 @@ static void flush_common(queue_t *q, int flag, bool one_band,
 	}
 	if (gen != NULL)
 		__atomic_add_fetch(gen, 1, __ATOMIC_ACQ_REL);
+	if (gen2 != NULL)
+		__atomic_add_fetch(gen2, 1, __ATOMIC_ACQ_REL);
 	qunlock(q);
 	/* free in queue order */
 	{
@@ -932,7 +939,7 @@ void flushq(queue_t *q, int flag)
 		str_bad("flushq(NULL)", q);
 		return;
 	}
-	flush_common(q, flag, false, 0, NULL);
+	flush_common(q, flag, false, 0, NULL, NULL);
 }
 
 void flushband(queue_t *q, unsigned char band, int flag)
@@ -941,15 +948,15 @@ void flushband(queue_t *q, unsigned char band, int flag)
 		str_bad("flushband(NULL)", q);
 		return;
 	}
-	str_flush_gen(q, flag, true, band, NULL);
+	str_flush_gen(q, flag, true, band, NULL, NULL);
 }
 
 void str_flush_gen(queue_t *q, int flag, bool one_band, unsigned char band,
-		   unsigned *gen)
+		   unsigned *gen, unsigned *gen2)
 {
 	if (one_band && band != 0 && band > q->q_nband)
 		return;
-	flush_common(q, flag, one_band, band, gen);
+	flush_common(q, flag, one_band, band, gen, gen2);
 }
 
 int qsize(queue_t *q)

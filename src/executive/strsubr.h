@@ -549,15 +549,20 @@ static inline bool str_data_fits(const mblk_t *mp, size_t max)
 /* The stream head's short read of a lone message: q's only message when
  * it is one band-0 M_DATA block of 1..max bytes, taken off and uncounted
  * as getq takes it; NULL, nothing done, otherwise.  *seen is *gen read
- * under the same lock hold (as str_getq_run's).  str_putbq_lone puts such
- * a message back (the reader could not copy it) unless a flush came since
- * (*gen moved), which discards it instead. */
+ * under the same lock hold (as str_getq_run's). */
 mblk_t *str_getq_lone(queue_t *q, size_t max, const unsigned *gen,
 		      unsigned *seen);
-void str_putbq_lone(queue_t *q, mblk_t *mp, const unsigned *gen,
-		    unsigned seen);
+/* putbq, unless flushed(mp, arg) says (under q's lock, where flushes
+ * bump the counters it compares) that a flush came since mp was taken:
+ * then mp is freed, as the flush would have freed it (also when a band
+ * cannot be had).  True if put back.  For the stream head's readers,
+ * who put back what they could not finish. */
+bool str_putbq_unless(queue_t *q, mblk_t *mp,
+		      bool (*flushed)(const mblk_t *, void *), void *arg);
+/* flushq (flushband when one_band) bumping *gen and *gen2 (either may be
+ * NULL) in the lock hold that empties the queue */
 void str_flush_gen(queue_t *q, int flag, bool one_band, unsigned char band,
-		   unsigned *gen);
+		   unsigned *gen, unsigned *gen2);
 
 /* A byte stream's write coalescing (queue.c): mp's bytes (one M_DATA
  * block) appended to q's last message when that is a lone band-0 M_DATA

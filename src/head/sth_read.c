@@ -16,12 +16,15 @@
  * into the reader's cache (still counted, paid back as they are read);
  * a lone one is taken off on its own (str_getq_lone); whole plain
  * messages go to read() and getmsg() the short way (read_plain,
- * getmsg_plain), anything else through the general loop.  read() follows the read mode (RNORM, RMSGD, RMSGN;
+ * getmsg_plain), anything else through the general loop.  read()
+ * follows the read mode (RNORM, RMSGD, RMSGN;
  * RPROTNORM, RPROTDAT, RPROTDIS); a zero-length message met first is taken
  * and read returns 0, in every mode.  getmsg() returns the control and data
  * parts of the first message separately and puts back what did not fit
  * (MORECTL, MOREDATA); what remains of a high priority message stays high
- * priority (as M_HPDATA when only data remains).
+ * priority (as M_HPDATA when only data remains), unless a flush that
+ * would have taken it came while the reader copied (the flush
+ * generations, sth_rflush).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -78,8 +81,6 @@ static void set_flag(struct sthead *sh, int f, bool on)
  * turned around down the write side is marked MSGNOLOOP so that the head
  * it reaches next does not turn it around again.
  */
-static void rflush(struct sthead *sh, queue_t *q, int flag, bool band0);
-
 static void do_flush(struct sthead *sh, queue_t *q, mblk_t *mp)
 {
 	unsigned char how;
@@ -99,16 +100,11 @@ static void do_flush(struct sthead *sh, queue_t *q, mblk_t *mp)
 	}
 	mp->b_flag &= ~MSGCROSSED;
 	if (how & FLUSHR) {
-		if ((how & FLUSHBAND) && MBLKL(mp) >= 2) {
-			if (mp->b_rptr[1] == 0)
-				rflush(sh, q, FLUSHALL, true);
-			else
-				flushband(q, mp->b_rptr[1], FLUSHALL);
-		} else {
-			/* everything (SVR4 flushq FLUSHALL): M_HPDATA and a
-			 * descriptor in flight too */
-			rflush(sh, q, FLUSHALL, false);
-		}
+		if ((how & FLUSHBAND) && MBLKL(mp) >= 2)
+			sth_rflush(sh, mp->b_rptr[1]);
+		else	/* everything (SVR4 flushq FLUSHALL): M_HPDATA and
+			 * a descriptor in flight too */
+			sth_rflush(sh, -1);
 		/* a flushed high priority message no longer blocks */
 		qlock(q);
 		bool hp = false;
@@ -157,7 +153,7 @@ static void do_error(struct sthead *sh, queue_t *q, mblk_t *mp)
 		/* SVR4: flush the sides in error, here and below (a write
 		 * error alone leaves what waits to be read readable) */
 		if (r != NOERROR && r != 0) {
-			rflush(sh, q, FLUSHALL, false);
+			sth_rflush(sh, -1);
 			set_flag(sh, STRPRI, false);
 		}
 		putnextctl1(OTHERQ(q), M_FLUSH,
@@ -455,11 +451,6 @@ static void rcache_drop(struct sthead *sh, bool credit)
 		sh->sh_rdebt = sh->sh_rdebt_blocks = 0;
 }
 
-void sth_rcache_free(struct sthead *sh)
-{
-	rcache_drop(sh, false);		/* the stream is going away */
-}
-
 /* A flush since the run was taken discards it. */
 static inline void rcache_check(struct sthead *sh)
 {
@@ -471,15 +462,54 @@ static inline void rcache_check(struct sthead *sh)
 	}
 }
 
-/* A flush of the read side's band 0 (all of it, or band 0 alone): the
- * queue's messages, and the cache with them -- now if no reader is
- * reading, else when the reader looks next or lets go.  The flush bumps
- * the generation in the lock hold that empties the queue, as the
- * reader's take of a run reads it (str_getq_run). */
-static void rflush(struct sthead *sh, queue_t *q, int flag, bool band0)
+void sth_rcache_free(struct sthead *sh)
 {
-	str_flush_gen(q, flag, band0, 0, &sh->sh_rflushgen);
-	if (strblock_trylock(&sh->sh_rlock)) {
+	rcache_drop(sh, false);		/* the stream is going away */
+	free(sh->sh_rbandgen);
+	sh->sh_rbandgen = NULL;
+}
+
+/* The counter that a flush of band b alone (b > 0) bumps: its own, or,
+ * with no memory for the table of them, the one that makes every band
+ * message a reader holds count as flushed. */
+static unsigned *rband_gen(struct sthead *sh, unsigned char b)
+{
+	unsigned *v = __atomic_load_n(&sh->sh_rbandgen, __ATOMIC_ACQUIRE);
+
+	if (v == NULL) {
+		unsigned *n = calloc(NBAND, sizeof(*n)), *none = NULL;
+
+		if (n == NULL)
+			return &sh->sh_rbandmiss;
+		if (__atomic_compare_exchange_n(&sh->sh_rbandgen, &none, n,
+						false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			v = n;
+		} else {
+			free(n);
+			v = none;
+		}
+	}
+	return &v[b];
+}
+
+/* Each flush bumps its generations in the lock hold that empties the
+ * queue, as a reader's take reads them (str_getq_run, rsnap_take).  A
+ * flush that reaches band 0 drops the cache too: now if no reader is
+ * reading, else when the reader looks next or lets go. */
+void sth_rflush(struct sthead *sh, int band)
+{
+	queue_t *q = sh->sh_sd.sd_rq;
+
+	if (band < 0)
+		str_flush_gen(q, FLUSHALL, false, 0, &sh->sh_rflushgen,
+			      &sh->sh_rflushall);
+	else if (band == 0)
+		str_flush_gen(q, FLUSHALL, true, 0, &sh->sh_rflushgen, NULL);
+	else
+		str_flush_gen(q, FLUSHALL, true, (unsigned char)band,
+			      rband_gen(sh, (unsigned char)band), NULL);
+	if (band <= 0 && strblock_trylock(&sh->sh_rlock)) {
 		rcache_check(sh);
 		strblock_unlock(&sh->sh_rlock);
 	}
@@ -622,16 +652,80 @@ static bool urgent(const mblk_t *mp)
 
 typedef bool (*rmatch_fn)(const mblk_t *, void *);
 
-struct urgent_arg {
-	rmatch_fn match;
-	void *arg;
+/* What a reader took off the queue itself (not a cached message): the
+ * flushes that would have taken it, and their generations as the take
+ * saw them, under the queue's lock that those flushes bump them in.  A
+ * message put back unfinished goes back only if none of them moved
+ * (rputback): what a flush freed while a reader copied from it must not
+ * come back after the flush. */
+struct rsnap {
+	bool hipri;		/* only a flush of everything takes it */
+	unsigned char band;	/* else: everything, or its band alone */
+	unsigned all, gen, bgen, miss;
 };
 
-static bool urgent_match(const mblk_t *mp, void *arg)
+static void rsnap_take(struct sthead *sh, const mblk_t *mp, struct rsnap *s)
 {
-	struct urgent_arg *u = arg;
+	const unsigned *v = __atomic_load_n(&sh->sh_rbandgen,
+					    __ATOMIC_ACQUIRE);
 
-	return urgent(mp) && (u->match == NULL || u->match(mp, u->arg));
+	s->hipri = is_hipri(mp);
+	s->band = s->hipri ? 0 : mp->b_band;
+	s->all = __atomic_load_n(&sh->sh_rflushall, __ATOMIC_ACQUIRE);
+	s->gen = __atomic_load_n(&sh->sh_rflushgen, __ATOMIC_ACQUIRE);
+	s->miss = __atomic_load_n(&sh->sh_rbandmiss, __ATOMIC_ACQUIRE);
+	s->bgen = v != NULL && s->band != 0
+			  ? __atomic_load_n(&v[s->band], __ATOMIC_ACQUIRE)
+			  : 0;
+}
+
+struct rsnap_ref {
+	struct sthead *sh;
+	const struct rsnap *s;
+};
+
+/* (str_putbq_unless: under the queue's lock) */
+static bool rsnap_flushed(const mblk_t *mp, void *arg)
+{
+	const struct rsnap_ref *r = arg;
+	const struct rsnap *s = r->s;
+	struct sthead *sh = r->sh;
+	const unsigned *v;
+
+	(void)mp;
+	if (!s->hipri && s->band == 0)	/* (a flush of all bumps gen too) */
+		return __atomic_load_n(&sh->sh_rflushgen, __ATOMIC_ACQUIRE) !=
+		       s->gen;
+	if (__atomic_load_n(&sh->sh_rflushall, __ATOMIC_ACQUIRE) != s->all)
+		return true;
+	if (s->hipri)
+		return false;
+	if (__atomic_load_n(&sh->sh_rbandmiss, __ATOMIC_ACQUIRE) != s->miss)
+		return true;
+	v = __atomic_load_n(&sh->sh_rbandgen, __ATOMIC_ACQUIRE);
+	return v != NULL &&
+	       __atomic_load_n(&v[s->band], __ATOMIC_ACQUIRE) != s->bgen;
+}
+
+/* getmsg's criteria (or none) for str_getq_if, noting what the take saw;
+ * urgent: only a high priority or band message */
+struct take_arg {
+	rmatch_fn match;
+	void *arg;
+	bool urgent;
+	struct sthead *sh;
+	struct rsnap *snap;
+};
+
+static bool take_match(const mblk_t *mp, void *arg)
+{
+	struct take_arg *t = arg;
+
+	if ((t->urgent && !urgent(mp)) ||
+	    (t->match != NULL && !t->match(mp, t->arg)))
+		return false;
+	rsnap_take(t->sh, mp, t->snap);
+	return true;
 }
 
 /* Take the run of plain messages at the front of the queue into the
@@ -655,10 +749,11 @@ static void rcache_fill(struct sthead *sh)
  * band messages queued ahead of the cache first, then the cache, then the
  * queue (refilling the cache with a run).  match (getmsg's criteria) may
  * refuse the message that is first: NULL then, with *nonempty true.
- * *cached says the message is still counted (report it to rconsumed).
+ * *cached says the message is still counted (report it to rconsumed);
+ * otherwise *snap is what rputback needs.
  */
 static mblk_t *rtake(struct sthead *sh, rmatch_fn match, void *arg,
-		     bool *nonempty, bool *cached)
+		     bool *nonempty, bool *cached, struct rsnap *snap)
 {
 	queue_t *rq = sh->sh_sd.sd_rq;
 	mblk_t *mp;
@@ -682,11 +777,11 @@ static mblk_t *rtake(struct sthead *sh, rmatch_fn match, void *arg,
 			/* something may go before the cache (cleared
 			 * before looking, set again while urgent messages
 			 * remain: taken ahead of them, or refused by match) */
-			struct urgent_arg u = { match, arg };
+			struct take_arg u = { match, arg, true, sh, snap };
 			bool ne, left;
 			if (fl & STRBANDQ)
 				set_flag(sh, STRBANDQ, false);
-			mp = str_getq_if(rq, urgent_match, &u, &ne, &left);
+			mp = str_getq_if(rq, take_match, &u, &ne, &left);
 			if (left)
 				set_flag(sh, STRBANDQ, true);
 			if (mp != NULL) {
@@ -701,20 +796,24 @@ static mblk_t *rtake(struct sthead *sh, rmatch_fn match, void *arg,
 		return rcache_pop(sh);
 	}
 	/* nothing plain at the front: one message as getq takes it */
+	struct take_arg u = { match, arg, false, sh, snap };
 	bool left;
 	if (sh_flags(sh) & STRBANDQ)
 		set_flag(sh, STRBANDQ, false);
-	mp = str_getq_if(rq, match, arg, nonempty, &left);
+	mp = str_getq_if(rq, take_match, &u, nonempty, &left);
 	if (left)
 		set_flag(sh, STRBANDQ, true);	/* more to go first */
 	return mp;
 }
 
 /* Put back what a reader did not finish.  A cached message goes back to
- * the front of the cache (still counted), after its read part is owed;
- * any other goes back on the queue with putbq. */
+ * the front of the cache (still counted), after its read part is owed
+ * (a flush since drops the cache, this with it); any other goes back on
+ * the queue with putbq, unless a flush that would have taken it came
+ * since it was taken (snap). */
 static void rputback(struct sthead *sh, mblk_t *mp, bool cached,
-		     unsigned long b0, unsigned long bl0)
+		     unsigned long b0, unsigned long bl0,
+		     const struct rsnap *snap)
 {
 	if (cached) {
 		/* (back first: rconsumed pays at once when the cache is
@@ -723,11 +822,11 @@ static void rputback(struct sthead *sh, mblk_t *mp, bool cached,
 		rconsumed(sh, b0, bl0, mp);
 		return;
 	}
-	/* (read before putbq: once queued, a flush may free it) */
+	/* (read before putting back: once queued, a flush may free it) */
 	bool band = mp->b_band != 0 && mp->b_datap->db_type < QPCTL;
+	struct rsnap_ref r = { sh, snap };
 
-	putbq(sh->sh_sd.sd_rq, mp);
-	if (band)
+	if (str_putbq_unless(sh->sh_sd.sd_rq, mp, rsnap_flushed, &r) && band)
 		set_flag(sh, STRBANDQ, true);
 }
 
@@ -1168,9 +1267,12 @@ static bool read_plain(struct sthead *sh, const struct iovec *iov,
 		len = (size_t)(mp->b_wptr - mp->b_rptr);
 		if (sth_ucopy((char *)iov->iov_base + *iovoff, mp->b_rptr,
 			      len) != 0) {
-			if (!cached)	/* (unless flushed meanwhile) */
-				str_putbq_lone(sh->sh_sd.sd_rq, mp,
-					       &sh->sh_rflushgen, gen);
+			if (!cached) {	/* (unless flushed meanwhile) */
+				struct rsnap sn = { .gen = gen };
+				struct rsnap_ref r = { sh, &sn };
+				str_putbq_unless(sh->sh_sd.sd_rq, mp,
+						 rsnap_flushed, &r);
+			}
 			return false;	/* the loop says EFAULT */
 		}
 		if (cached)
@@ -1249,10 +1351,11 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 		if ((err = read_error(sh)) != 0)
 			break;
 		bool ne, cached;
+		struct rsnap snap;
 		unsigned long b0 = 0, bl0 = 0;
 		unsigned char band0;
 		unsigned short flag0;
-		mp = rtake(sh, NULL, NULL, &ne, &cached);
+		mp = rtake(sh, NULL, NULL, &ne, &cached, &snap);
 		if (mp != NULL && cached)
 			msgsz(mp, &b0, &bl0);
 		if (mp == NULL) {
@@ -1285,7 +1388,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 			continue;
 		}
 		if ((err = frontier_error(mp, rdopt)) != 0) {
-			rputback(sh, mp, cached, b0, bl0);
+			rputback(sh, mp, cached, b0, bl0, &snap);
 			if (copied > 0)
 				err = 0;
 			break;
@@ -1323,13 +1426,13 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 				if (cached)
 					rconsumed(sh, b0, bl0, NULL);
 			} else {
-				rputback(sh, mp, cached, b0, bl0);
+				rputback(sh, mp, cached, b0, bl0, &snap);
 			}
 			break;
 		}
 		if (copied > 0 && is_hipri(mp)) {
 			/* a byte stream read stops before priority data */
-			rputback(sh, mp, cached, b0, bl0);
+			rputback(sh, mp, cached, b0, bl0, &snap);
 			break;
 		}
 		n = copy_out(mp, &iov, &iovcnt, &iovoff, want - copied, &fault);
@@ -1338,7 +1441,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 			/* what was copied counts; the rest stays unread */
 			mp = rest_of(mp, band0, flag0);
 			if (mp != NULL)
-				rputback(sh, mp, cached, b0, bl0);
+				rputback(sh, mp, cached, b0, bl0, &snap);
 			else if (cached)
 				rconsumed(sh, b0, bl0, NULL);
 			if (copied == 0)
@@ -1368,7 +1471,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 		} else {
 			if (type >= QPCTL && mp->b_datap->db_type < QPCTL)
 				mp->b_datap->db_type = M_HPDATA;
-			rputback(sh, mp, cached, b0, bl0);
+			rputback(sh, mp, cached, b0, bl0, &snap);
 		}
 		break;
 	}
@@ -1594,8 +1697,9 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 		if ((err = read_error(sh)) != 0)
 			break;
 		bool cached;
+		struct rsnap snap;
 		unsigned long b0 = 0, bl0 = 0;
-		mp = rtake(sh, gm_match, &w, &nonempty, &cached);
+		mp = rtake(sh, gm_match, &w, &nonempty, &cached, &snap);
 		if (counted && (mp != NULL || !nonempty)) {
 			/* (counted for the sleep below; not needed now) */
 			__atomic_sub_fetch(&sh->sh_rwaiters, 1,
@@ -1664,7 +1768,7 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 			continue;
 		}
 		if (mp->b_datap->db_type == M_PASSFP) {
-			rputback(sh, mp, cached, b0, bl0);
+			rputback(sh, mp, cached, b0, bl0, &snap);
 			err = EBADMSG;
 			break;
 		}
@@ -1747,7 +1851,7 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 					rest->b_datap->db_type = M_HPDATA;
 			}
 			rest->b_band = band;
-			rputback(sh, rest, cached, b0, bl0);
+			rputback(sh, rest, cached, b0, bl0, &snap);
 		} else {
 			if (hp)
 				set_flag(sh, STRPRI, false);

@@ -147,7 +147,18 @@ struct sthead {
 	unsigned int sh_mforkgen;	/* fork generation of the mirror (its
 					   own sockets after fork; the child's
 					   single thread) */
-	unsigned int sh_rflushgen;	/* bumped by every read-side flush; atomic */
+	/* read-side flush generations, each bumped in the read queue's lock
+	 * hold that flushes (sth_rflush), so that a reader can tell whether
+	 * what it took before a flush would have gone with it */
+	unsigned int sh_rflushgen;	/* every flush of band 0 (alone or with
+					   the rest); atomic */
+	unsigned int sh_rflushall;	/* every flush of the whole queue;
+					   atomic */
+	unsigned int *sh_rbandgen;	/* [NBAND]: [b] every flush of band b
+					   alone; allocated by the first,
+					   freed with the head; atomic */
+	unsigned int sh_rbandmiss;	/* flushes of a band alone that found
+					   no sh_rbandgen (no memory); atomic */
 
 	/* the reader's: one reader at a time, and its read cache, a run of
 	 * ordinary band-0 messages taken from the head read queue in one
@@ -349,6 +360,10 @@ void sth_rcache_unload(struct sthead *sh);
 /* Messages in the read cache that a reader would still get (racy). */
 bool sth_rcache_any(struct sthead *sh);
 void sth_rcache_free(struct sthead *sh);
+/* Flush the head read queue (everything, SVR4 flushq FLUSHALL, when band
+ * is -1; else band's messages alone, flushband FLUSHALL), with the read
+ * cache and the generations that readers look at. */
+void sth_rflush(struct sthead *sh, int band);
 ssize_t sth_read(int fd, const struct iovec *iov, int iovcnt, bool trusted,
 		 bool *handled);
 int sth_getpmsg(int fd, struct strbuf *ctl, struct strbuf *dat,
