@@ -851,25 +851,19 @@ static void test_long_chains(void)
  * GSO messages: 16 KiB ones three to a message (three fit in 65000
  * bytes, four do not), not three and a straggler.  A plain socket with
  * UDP_GRO receives each GSO message whole and says its segment size. */
-static void test_gso_whole(void)
-{
-	enum { N = 18, SZ = 16384 };
-	struct sockaddr_storage xa, sa;
-	static char buf[65536];
-	int x, s, one = 1, big = 4 << 20, segs = 0, singles = 0, msgs = 0;
+/* What a UDP_GRO receiver got for n datagrams of sz bytes: messages,
+ * how many held one datagram, the most datagrams in one (until n came,
+ * or 5 s of nothing). */
+struct gro_seen {
+	int segs, msgs, singles, most;
+};
 
-	x = open_bound(&xa);
-	s = sock_bound(&sa);
-	REQUIRE(setsockopt(s, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0);
-	/* room for all N (as GSO messages, about 300 KB) even at the
-	 * default maximum, which is all there is without privilege */
-	if (setsockopt(s, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)) != 0)
-		REQUIRE(setsockopt(s, SOL_SOCKET, SO_RCVBUF, &big,
-				   sizeof(big)) == 0);
-	memset(buf, 'g', SZ);
-	for (int i = 0; i < N; i++)
-		CHECK_RET(snd(x, &sa, buf, SZ), 0);
-	while (segs < N) {
+static struct gro_seen gro_count(int s, int sz, int n)
+{
+	static char buf[65536];
+	struct gro_seen g = { 0, 0, 0, 0 };
+
+	while (g.segs < n) {
 		union {
 			char b[CMSG_SPACE(sizeof(int))];
 			struct cmsghdr align;
@@ -879,7 +873,7 @@ static void test_gso_whole(void)
 		struct pollfd p = { s, POLLIN, 0 };
 		struct cmsghdr *c;
 		int gso = 0;
-		ssize_t n;
+		ssize_t r;
 
 		if (poll(&p, 1, 5000) != 1)
 			break;
@@ -887,26 +881,118 @@ static void test_gso_whole(void)
 		mh.msg_iovlen = 1;
 		mh.msg_control = cm.b;
 		mh.msg_controllen = sizeof(cm.b);
-		n = recvmsg(s, &mh, MSG_DONTWAIT);
-		if (n <= 0)
+		r = recvmsg(s, &mh, MSG_DONTWAIT);
+		if (r <= 0)
 			break;
 		for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
 			if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO)
 				memcpy(&gso, CMSG_DATA(c), sizeof(gso));
-		CHECK_EQ(n % SZ, 0);
-		CHECK(gso == 0 || gso == SZ);
-		CHECK(n <= 3 * SZ);
-		segs += (int)(n / SZ);
-		singles += n == SZ;
-		msgs++;
+		CHECK_EQ(r % sz, 0);
+		CHECK(gso == 0 || gso == sz);
+		g.segs += (int)(r / sz);
+		g.singles += r == sz;
+		if (r / sz > g.most)
+			g.most = (int)(r / sz);
+		g.msgs++;
 	}
-	CHECK_EQ(segs, N);
+	return g;
+}
+
+/* A UDP_GRO receiver with room for about 300 KB of GSO messages, even
+ * at the default maximum, which is all there is without privilege. */
+static int gro_sock(struct sockaddr_storage *sa)
+{
+	int s = sock_bound(sa), one = 1, big = 4 << 20;
+
+	REQUIRE(setsockopt(s, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0);
+	if (setsockopt(s, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)) != 0)
+		REQUIRE(setsockopt(s, SOL_SOCKET, SO_RCVBUF, &big,
+				   sizeof(big)) == 0);
+	return s;
+}
+
+static void test_gso_whole(void)
+{
+	enum { N = 18, SZ = 16384 };
+	struct sockaddr_storage xa, sa;
+	static char buf[SZ];
+	int x, s;
+
+	x = open_bound(&xa);
+	s = gro_sock(&sa);
+	memset(buf, 'g', SZ);
+	for (int i = 0; i < N; i++)
+		CHECK_RET(snd(x, &sa, buf, SZ), 0);
+	struct gro_seen g = gro_count(s, SZ, N);
+	CHECK_EQ(g.segs, N);
+	CHECK(g.most <= 3);
 	/* the first goes out at once (nothing was queued), the last two
 	 * when the kick comes; one more odd group if a kick came in the
 	 * middle.  Flushing at four queued made every fourth a straggler
 	 * (six singles, ten messages). */
-	CHECK(singles <= 3);
-	CHECK(msgs <= N / 3 + 3);
+	CHECK(g.singles <= 3);
+	CHECK(g.msgs <= N / 3 + 3);
+	close(s);
+	CHECK_RET(t_close(x), 0);
+}
+
+/* The most segments this kernel takes in one GSO message: 128 since
+ * Linux 6.13, 64 before. */
+static int kernel_gso_segs(void)
+{
+	struct sockaddr_storage sa;
+	int s = sock_bound(&sa), most = 64;
+	static char one[128];
+	union {
+		char b[CMSG_SPACE(sizeof(uint16_t))];
+		struct cmsghdr align;
+	} cm;
+	struct iovec iov = { one, sizeof(one) };
+	struct msghdr mh = { 0 };
+	struct cmsghdr *c;
+	uint16_t seg = 1;
+
+	mh.msg_name = &sa;
+	mh.msg_namelen = sa_len();
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cm.b;
+	mh.msg_controllen = sizeof(cm.b);
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_UDP;
+	c->cmsg_type = UDP_SEGMENT;
+	c->cmsg_len = CMSG_LEN(sizeof(seg));
+	memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+	if (sendmsg(s, &mh, 0) == (ssize_t)sizeof(one))
+		most = 128;
+	close(s);
+	return most;
+}
+
+/* Small datagrams go out as GSO messages of as many segments as the
+ * kernel takes: 128 since Linux 6.13 (half the system calls of 64), and
+ * 64 on a kernel that refuses more, which the provider learns from its
+ * first EINVAL. */
+static void test_gso_segs(void)
+{
+	enum { N = 1 + 3 * 128 };
+	struct sockaddr_storage xa, sa;
+	int x, s, most = kernel_gso_segs();
+
+	x = open_bound(&xa);
+	s = gro_sock(&sa);
+	for (int i = 0; i < N; i++)
+		CHECK_RET(snd(x, &sa, "s", 1), 0);
+	struct gro_seen g = gro_count(s, 1, N);
+	CHECK_EQ(g.segs, N);
+	CHECK(g.most <= most);
+	if (most == 128) {
+		/* the first alone, then 3 x 128; a kick that comes before
+		 * 128 are queued (a sanitizer's build is slow) may split a
+		 * group.  64 at a time would take 7 messages. */
+		CHECK(g.most > 64);
+		CHECK(g.msgs <= 6);
+	}
 	close(s);
 	CHECK_RET(t_close(x), 0);
 }
@@ -936,6 +1022,7 @@ int main(void)
 	dev = "/dev/udp";
 	fam = AF_INET;
 	test_gso_whole();
+	test_gso_segs();
 	REQUIRE(register_strmod(&ch_fmod) == 0);
 	for (int d = 0; d < 2; d++) {
 		dev = devs[d];

@@ -30,8 +30,9 @@
  * would take the receiver's CPU).  A flush takes up to BATCH datagrams and sends them
  * with one sendmmsg(): each run of consecutive datagrams of one size to
  * one destination is one message with UDP_SEGMENT (GSO: the kernel
- * handles the run as one packet until it must be split), the others a
- * message each.  What the kernel refuses for want of buffer space waits
+ * handles the run as one packet until it must be split; up to 128
+ * segments, 64 on a kernel before 6.13, which says EINVAL to more), the
+ * others a message each.  What the kernel refuses for want of buffer space waits
  * on the write queue, in order, until POLLOUT; the writer above is flow
  * controlled by the queue's water marks as with any driver.
  *
@@ -87,8 +88,12 @@
 #define UDP_GRO		104
 #endif
 
-#define BATCH		64		/* datagrams per flush */
-#define GSO_SEGS	64		/* segments per GSO message */
+#define BATCH		128		/* datagrams per flush */
+#define GSO_SEGS_OLD	64		/* segments per GSO message before
+					   Linux 6.13 (UDP_MAX_SEGMENTS) */
+/* segments per GSO message: 128 (BATCH) until a kernel refuses more than
+ * GSO_SEGS_OLD (EINVAL), then GSO_SEGS_OLD for the process; atomic */
+static int gso_segs = BATCH;
 #define GSO_BYTES	65000		/* bytes per GSO message */
 #define IOVS		1024		/* iovecs per flush */
 #define VLEN		8		/* buffers per recvmmsg */
@@ -514,8 +519,10 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 		size_t total = sizes[i];
 		struct msghdr *mh = &mm[nmm].msg_hdr;
 
+		int segs = __atomic_load_n(&gso_segs, __ATOMIC_RELAXED);
+
 		if (gso_ok(ep, sizes[i]))
-			while (j < nmsg && j - i < GSO_SEGS &&
+			while (j < nmsg && j - i < segs &&
 			       sizes[j] == sizes[i] &&
 			       total + sizes[j] <= GSO_BYTES &&
 			       same_dest(msgs[i], msgs[j]) &&
@@ -593,8 +600,13 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 			put_back(ep, msgs, first[sent], nmsg);
 			return false;
 		}
-		if (count[sent] > 1 && (errno == EINVAL || errno == EIO ||
-					errno == EMSGSIZE)) {
+		if (count[sent] > GSO_SEGS_OLD && errno == EINVAL) {
+			/* a kernel before 6.13: 64 segments at most */
+			__atomic_store_n(&gso_segs, GSO_SEGS_OLD,
+					 __ATOMIC_RELAXED);
+		} else if (count[sent] > 1 &&
+			   (errno == EINVAL || errno == EIO ||
+			    errno == EMSGSIZE)) {
 			/* GSO refused (a path MTU below the size, checksum
 			 * off...): not for this size or larger again */
 			size_t sz = sizes[first[sent]];
