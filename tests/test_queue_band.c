@@ -338,6 +338,37 @@ static void test_getq_n(queue_t *q)
 	for (int i = 0; i < n; i++)
 		freemsg(v[i]);
 	CHECK_EQ(str_getq_n(q, v, 8), 0);
+	/* plain messages only (taken in one cut): the first max, counted
+	 * off, the rest still queued and linked, QWANTR only once empty */
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ(putq(q, qt_msg(i & 1 ? M_PROTO : M_DATA, 0, 2,
+					20 + i)), 1);
+	CHECK(q->q_flag & QWANTR);	/* (still: the last take found none) */
+	n = str_getq_n(q, v, 3);
+	CHECK_EQ(n, 3);
+	CHECK_EQ(q->q_count, 4);
+	CHECK_EQ(q->q_mblkcnt, 2);
+	CHECK(!(q->q_flag & QWANTR));
+	for (int i = 0; i < n; i++) {
+		CHECK_EQ(qt_tag(v[i]), 20 + i);
+		CHECK_PTR(v[i]->b_next, NULL);
+		CHECK_PTR(v[i]->b_prev, NULL);
+		CHECK_PTR(v[i]->b_queue, NULL);
+		freemsg(v[i]);
+	}
+	CHECK_PTR(q->q_first->b_prev, NULL);
+	CHECK_EQ(qsize(q), 2);
+	n = str_getq_n(q, v, 3);
+	CHECK_EQ(n, 2);
+	CHECK_EQ(q->q_count, 0);
+	CHECK_EQ(q->q_mblkcnt, 0);
+	CHECK_PTR(q->q_first, NULL);
+	CHECK_PTR(q->q_last, NULL);
+	CHECK(q->q_flag & QWANTR);
+	for (int i = 0; i < n; i++) {
+		CHECK_EQ(qt_tag(v[i]), 23 + i);
+		freemsg(v[i]);
+	}
 	/* a full queue whose writer waits: taking stops once below low
 	 * water (the writer is back-enabled then) */
 	long hi = q->q_hiwat, lo = q->q_lowat;

@@ -9,7 +9,7 @@
  * head hands such messages to str_batch_add instead, which links them in
  * a run kept in the thread (strthread: t_bq, t_bfirst, t_blast, t_bn) and
  * returns; the run goes to the owner's function (the head: one
- * str_putq_run and one wake-up) when the batch ends, when a message for
+ * str_putq_run_gen and one wake-up) when the batch ends, when a message for
  * another queue comes, or when str_batch_flush is called because
  * something that must not overtake the run is about to happen (a flush, a
  * hangup, a high priority message).  Everything stays in the thread that

@@ -649,6 +649,38 @@ int str_getq_n(queue_t *q, mblk_t **v, int max)
 	int n = 0, be = 0;
 
 	qlock(q);
+	if (q->q_nodd == 0 && !(q->q_flag & QWANTW) && q->q_first != NULL &&
+	    max > 0) {
+		/* all plain band-0 messages and no writer waiting (no
+		 * back-enable to stop at): the first max (or all) off in
+		 * one cut, counted off together */
+		unsigned long bytes = 0, blocks = 0, b, bl;
+
+		if (q->q_flag & QWANTR)
+			qf_clr(q, QWANTR);
+		for (mp = q->q_first; n < max && mp != NULL; mp = mp->b_next) {
+			msg_count(mp, &b, &bl);
+			bytes += b;
+			blocks += bl;
+			v[n++] = mp;
+		}
+		set_first(q, mp);
+		if (mp != NULL)
+			mp->b_prev = NULL;
+		else
+			q->q_last = NULL;
+		if (mp == NULL && n < max)
+			qf_set(q, QWANTR);	/* as the getq that finds it
+						   empty */
+		for (int k = 0; k < n; k++) {
+			v[k]->b_next = v[k]->b_prev = NULL;
+			v[k]->b_queue = NULL;
+		}
+		be = uncount0(q, bytes, blocks);
+		qunlock(q);
+		backenable_result(q, be);
+		return n;
+	}
 	while (n < max && be == 0) {
 		mp = q->q_first;
 		if (mp == NULL) {
@@ -668,14 +700,6 @@ int str_getq_n(queue_t *q, mblk_t **v, int max)
 	qunlock(q);
 	backenable_result(q, be);
 	return n;
-}
-
-bool str_putq_run(queue_t *q, mblk_t *first, int n)
-{
-	bool was_empty;
-
-	(void)str_putq_run_gen(q, first, n, NULL, 0, &was_empty);
-	return was_empty;
 }
 
 bool str_putq_run_gen(queue_t *q, mblk_t *first, int n, const unsigned *gen,
@@ -701,15 +725,23 @@ bool str_putq_run_gen(queue_t *q, mblk_t *first, int n, const unsigned *gen,
 /* putq's usual case, one normal band-0 message: str_putq_run_gen's work
  * without its loop, its generation and its band cases; the bytes are
  * counted before the lock is taken. */
-static inline void putq_one(queue_t *q, mblk_t *mp)
+static inline bool putq_one(queue_t *q, mblk_t *mp)
 {
 	unsigned long bytes, blocks;
+	bool was_empty;
 
 	msg_count(mp, &bytes, &blocks);
 	qlock(q);
+	was_empty = q->q_first == NULL;
 	list_insert_before(q, NULL, mp);
 	count0(q, bytes, blocks);
 	qunlock_put(q);
+	return was_empty;
+}
+
+bool str_putq_one(queue_t *q, mblk_t *mp)
+{
+	return putq_one(q, mp);
 }
 
 int putq(queue_t *q, mblk_t *mp)

@@ -572,12 +572,14 @@ bool str_putq_append(queue_t *q, const mblk_t *mp);
  * getq calls would take them (stopping after one that back-enables, or
  * at an empty queue, marked QWANTR as getq does); how many (queue.c). */
 int str_getq_n(queue_t *q, mblk_t **v, int max);
+/* putq of one band-0, not high priority message; true if q was empty
+ * before (queue.c) */
+bool str_putq_one(queue_t *q, mblk_t *mp);
 /* putq of a run of band-0, not high priority messages linked by b_next
- * (n of them), in one lock hold; true if q was empty before (queue.c) */
-bool str_putq_run(queue_t *q, mblk_t *first, int n);
-/* The same, only while *gen is still key (read under the queue lock, as
- * str_flush_gen bumps it): false, and nothing queued, when it is not.
- * *was_empty: q was empty before.  For the stream head's batches. */
+ * (n of them), in one lock hold, only while *gen (if not NULL) is still
+ * key (read under the queue lock, as str_flush_gen bumps it): false, and
+ * nothing queued, when it is not.  *was_empty: q was empty before.  For
+ * the stream head's batches. */
 bool str_putq_run_gen(queue_t *q, mblk_t *first, int n, const unsigned *gen,
 		      unsigned key, bool *was_empty);
 

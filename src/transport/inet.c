@@ -144,9 +144,8 @@ socklen_t inet_addr_len(const struct sockaddr_storage *ss)
 					 : sizeof(struct sockaddr_in);
 }
 
-int inet_addr_in(const struct inet_ep *ep, const void *a, t_scalar_t len,
-		 bool same_family, struct sockaddr_storage *ss,
-		 socklen_t *sl)
+int inet_addr_ok(const struct inet_ep *ep, const void *a, t_scalar_t len,
+		 bool same_family)
 {
 	sa_family_t fam;
 
@@ -158,6 +157,17 @@ int inet_addr_in(const struct inet_ep *ep, const void *a, t_scalar_t len,
 		return TBADADDR;
 	if (same_family && fam != ep->family)
 		return TBADADDR;
+	return 0;
+}
+
+int inet_addr_in(const struct inet_ep *ep, const void *a, t_scalar_t len,
+		 bool same_family, struct sockaddr_storage *ss,
+		 socklen_t *sl)
+{
+	int err = inet_addr_ok(ep, a, len, same_family);
+
+	if (err != 0)
+		return err;
 	memset(ss, 0, sizeof(*ss));
 	memcpy(ss, a, (size_t)len);
 	*sl = (socklen_t)len;

@@ -221,6 +221,9 @@ void inet_register(void);
 int inet_addr_in(const struct inet_ep *ep, const void *a, t_scalar_t len,
 		 bool same_family, struct sockaddr_storage *ss,
 		 socklen_t *sl);
+/* The same check alone: 0 or TBADADDR. */
+int inet_addr_ok(const struct inet_ep *ep, const void *a, t_scalar_t len,
+		 bool same_family);
 
 /* How long a batching endpoint must have been idle for a lone message
  * to go at once: STREAMS_INET_IDLE_NS if set, else dflt. */

@@ -741,16 +741,14 @@ static void kick(struct inet_ep *ep)
 static int check_req(struct inet_ep *ep, mblk_t *mp, size_t *lenp)
 {
 	struct T_unitdata_req r;
-	struct sockaddr_storage ss;
-	socklen_t sl;
 	size_t len = tpi_datalen(mp);
 
 	memcpy(&r, mp->b_rptr, sizeof(r));
 	/* a connected endpoint may leave the destination out */
 	if (!(r.DEST_length == 0 &&
 	      __atomic_load_n(&ep->state, __ATOMIC_RELAXED) == TS_DATA_XFER) &&
-	    inet_addr_in(ep, tpi_region(mp, r.DEST_offset, r.DEST_length),
-			 r.DEST_length, true, &ss, &sl) != 0)
+	    inet_addr_ok(ep, tpi_region(mp, r.DEST_offset, r.DEST_length),
+			 r.DEST_length, true) != 0)
 		return EINVAL;
 	if (len > (size_t)ep->pr->tsdu)
 		return EMSGSIZE;
@@ -813,7 +811,7 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 			return;
 	}
 	if (mp->b_band == 0) {
-		was_empty = str_putq_run(ep->wq, mp, 1);
+		was_empty = str_putq_one(ep->wq, mp);
 	} else if (!putq(ep->wq, mp)) {
 		freemsg(mp);		/* (no memory for the band) */
 		INET_COUNT(ep, tx_drops, 1);
