@@ -423,6 +423,20 @@ static int flush_and_send(void)
 	return 0;
 }
 
+/* a band's flush from the writer's end (it reaches the reader's head
+ * from below), then a second high priority message, then "new" */
+static int flush_below_and_send(void)
+{
+	struct bandinfo bi = { 1, FLUSHW };
+	struct strbuf c = { 3, 3, "2nd" };
+
+	if (ioctl(uf_wfd, I_FLUSHBAND, &bi) != 0 ||
+	    putmsg(uf_wfd, &c, NULL, RS_HIPRI) != 0 ||
+	    write(uf_wfd, "new", 3) != 3)
+		return -1;
+	return 0;
+}
+
 /* A page whose first touch waits for the monitor; false if this kernel
  * or sandbox has no userfaultfd. */
 static bool uf_setup(struct uf_arg *a, const char *name)
@@ -588,6 +602,39 @@ static void band_flush_case(int mband, bool hipri, int fband, bool kept)
 	CHECK_RET(close(p[1]), 0);
 }
 
+/*
+ * A high priority message a reader holds while a band's flush comes from
+ * below: the flush leaves it (it goes back), and the head still counts it
+ * as the one high priority message waiting, so a second one is dropped.
+ * (The flush used to clear STRPRI: the second was queued too.)
+ */
+static void test_hipri_band_flush_below(void)
+{
+	struct uf_arg a;
+	int p[2];
+
+	if (!uf_setup(&a, "test_hipri_band_flush_below"))
+		return;
+	a.act = flush_below_and_send;
+	open_pipe(p);
+	uf_wfd = p[0];
+	uf_rfd = p[1];
+	CHECK_RET(set_nonblock(uf_rfd, true), 0);
+	{
+		struct strbuf d = { 2, 2, "b1" };
+		CHECK_RET(putpmsg(uf_wfd, NULL, &d, 1, MSG_BAND), 0);
+		expect_next(uf_rfd, 1, MSG_BAND, "b1");
+	}
+	struct strbuf c = { 3, 3, "old" };
+	CHECK_RET(putmsg(uf_wfd, &c, NULL, RS_HIPRI), 0);
+	uf_run(&a, UF_GETMSG_CTL);
+	expect_next(uf_rfd, 0, MSG_HIPRI, "old");
+	expect_next(uf_rfd, 0, MSG_BAND, "new");
+	expect_empty(uf_rfd);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+}
+
 static void test_band_flush_fault(void)
 {
 	band_flush_case(1, false, 1, false);
@@ -613,6 +660,7 @@ int main(void)
 	test_lone();
 	test_lone_flush_fault();
 	test_band_flush_fault();
+	test_hipri_band_flush_below();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();
 }

@@ -100,21 +100,27 @@ static void do_flush(struct sthead *sh, queue_t *q, mblk_t *mp)
 	}
 	mp->b_flag &= ~MSGCROSSED;
 	if (how & FLUSHR) {
-		if ((how & FLUSHBAND) && MBLKL(mp) >= 2)
+		if ((how & FLUSHBAND) && MBLKL(mp) >= 2) {
+			/* a band's flush leaves high priority messages, the
+			 * one a reader may be reading too: STRPRI stays */
 			sth_rflush(sh, mp->b_rptr[1]);
-		else	/* everything (SVR4 flushq FLUSHALL): M_HPDATA and
-			 * a descriptor in flight too */
+		} else {
+			/* everything (SVR4 flushq FLUSHALL): M_HPDATA and a
+			 * descriptor in flight too */
 			sth_rflush(sh, -1);
-		/* a flushed high priority message no longer blocks */
-		qlock(q);
-		bool hp = false;
-		for (mblk_t *m = q->q_first; m && is_hipri(m); m = m->b_next)
-			if (datamsg(m->b_datap->db_type) ||
-			    m->b_datap->db_type == M_HPDATA)
-				hp = true;
-		qunlock(q);
-		if (!hp)
-			set_flag(sh, STRPRI, false);
+			/* a flushed high priority message no longer blocks
+			 * (unless another came since) */
+			qlock(q);
+			bool hp = false;
+			for (mblk_t *m = q->q_first; m && is_hipri(m);
+			     m = m->b_next)
+				if (datamsg(m->b_datap->db_type) ||
+				    m->b_datap->db_type == M_HPDATA)
+					hp = true;
+			qunlock(q);
+			if (!hp)
+				set_flag(sh, STRPRI, false);
+		}
 		sth_changed(sh);
 	}
 	if ((how & FLUSHW) && !(mp->b_flag & MSGNOLOOP)) {
