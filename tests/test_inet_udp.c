@@ -971,8 +971,7 @@ static int kernel_gso_segs(void)
 
 /* Small datagrams go out as GSO messages of as many segments as the
  * kernel takes: 128 since Linux 6.13 (half the system calls of 64), and
- * 64 on a kernel that refuses more, which the provider learns from its
- * first EINVAL. */
+ * 64 on a kernel that refuses more, as the provider's probe finds. */
 static void test_gso_segs(void)
 {
 	enum { N = 1 + 3 * 128 };
@@ -986,13 +985,10 @@ static void test_gso_segs(void)
 	struct gro_seen g = gro_count(s, 1, N);
 	CHECK_EQ(g.segs, N);
 	CHECK(g.most <= most);
-	if (most == 128) {
-		/* the first alone, then 3 x 128; a kick that comes before
-		 * 128 are queued (a sanitizer's build is slow) may split a
-		 * group.  64 at a time would take 7 messages. */
+	/* the first alone, then 3 x 128 (a kick that comes before 128 are
+	 * queued, in a slow build or a preempted writer, splits a group) */
+	if (most == 128)
 		CHECK(g.most > 64);
-		CHECK(g.msgs <= 6);
-	}
 	close(s);
 	CHECK_RET(t_close(x), 0);
 }

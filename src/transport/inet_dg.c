@@ -21,19 +21,19 @@
  * Batching (pr->fast).  Sending: a datagram that finds the write queue
  * empty after the endpoint was idle (nothing sent for IDLE_NS, and a
  * quarter of a nanosecond more per byte of the datagram: idle_ns) goes
- * out at once, so a request/response exchange pays nothing.  Otherwise it is
- * queued (the write queue is noenable'd: putq alone does not run the
- * service procedure), and the queue is flushed by the writer itself when
- * 2 * BATCH datagrams wait or another of the size just queued would not
- * fit in one GSO message (GSO_BYTES), or within a tick by a timeout (the
- * "kick") that the first datagram queued sets: stragglers never wait
- * longer, and no second thread sends while the writer is writing (it
- * would take the receiver's CPU).  A flush takes up to BATCH datagrams and sends them
- * with one sendmmsg(): each run of consecutive datagrams of one size to
+ * out at once, so a request/response exchange pays nothing.  Otherwise
+ * it is queued (the write queue is noenable'd: putq alone does not run
+ * the service procedure), and the queue is flushed by the writer itself
+ * when BATCH datagrams wait (2 * BATCH blocks) or another of the size
+ * just queued would not fit in one GSO message (GSO_BYTES), or within a
+ * tick by a timeout (the "kick") that the first datagram queued sets:
+ * stragglers never wait longer, and no second thread sends while the
+ * writer is writing (it would take the receiver's CPU).  A flush takes
+ * up to BATCH datagrams and sends them with one sendmmsg(): each run of consecutive datagrams of one size to
  * one destination is one message with UDP_SEGMENT (GSO: the kernel
  * handles the run as one packet until it must be split; up to 128
- * segments, 64 on a kernel before 6.13, which says EINVAL to more), the
- * others a message each.  What the kernel refuses for want of buffer space waits
+ * segments, 64 on a kernel before 6.13: gso_probe), the others a
+ * message each.  What the kernel refuses for want of buffer space waits
  * on the write queue, in order, until POLLOUT; the writer above is flow
  * controlled by the queue's water marks as with any driver.
  *
@@ -92,18 +92,19 @@
 #define BATCH		128		/* datagrams per flush */
 #define GSO_SEGS_OLD	64		/* segments per GSO message before
 					   Linux 6.13 (UDP_MAX_SEGMENTS) */
-/* segments per GSO message: 128 (BATCH) until a kernel refuses more than
- * GSO_SEGS_OLD (EINVAL), then GSO_SEGS_OLD for the process; atomic */
-static int gso_segs = BATCH;
+/* segments per GSO message: BATCH if this kernel takes more than
+ * GSO_SEGS_OLD (gso_probe), else GSO_SEGS_OLD; set once */
+static int gso_segs = GSO_SEGS_OLD;
+static pthread_once_t gso_once = PTHREAD_ONCE_INIT;
 #define GSO_BYTES	65000		/* bytes per GSO message */
-#define IOVS		1024		/* iovecs per flush */
+#define IOVS		(4 * BATCH)	/* iovecs per flush */
 #define VLEN		8		/* buffers per recvmmsg */
 #define RXBUF		65536		/* bytes per receive buffer */
 #define COPY_MAX	512		/* datagrams up to this size are
 					   copied; larger ones are lent */
-#define IDLE_NS		1000		/* default of idle_ns: idle this long,
-					   send at once (a
-					   streaming writer comes back in
+#define IDLE_NS		1000		/* idle_ns's least: idle this long,
+					   send at once (a streaming writer
+					   of small datagrams comes back in
 					   well under a microsecond; a
 					   request/response peer after a
 					   round trip, several) */
@@ -191,8 +192,9 @@ struct dg {
  * nanosecond a byte more, for the writer's own time to make the next
  * datagram of that size (at 16 KiB a streaming writer comes back after
  * about 2 us here, its copy into a block most of it; a request/response
- * peer after a round trip of tens).  With 1 us for every size, every
- * 16 KiB datagram went out alone, as with sockets. */
+ * peer after a round trip of tens).  With 1 us for every size, most
+ * 16 KiB datagrams went out alone, as with sockets.  STREAMS_INET_IDLE_NS,
+ * when set, is the whole of it, whatever the size. */
 static uint64_t idle_ns(size_t len)
 {
 	return inet_idle_ns(IDLE_NS + len / 4);
@@ -285,15 +287,21 @@ static bool async_error(int err)
 
 /* ---- sending ---- */
 
+/* A destination: what a checked T_UNITDATA_REQ may name (inet_addr_ok:
+ * exactly a sockaddr_in or a sockaddr_in6), without the room of a
+ * sockaddr_storage, so that a flush's BATCH of them stay small. */
+union dgname {
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+};
+
 /* The destination of a checked T_UNITDATA_REQ. */
-static void req_dest(const mblk_t *mp, struct sockaddr_storage *ss,
-		     socklen_t *sl)
+static void req_dest(const mblk_t *mp, union dgname *n, socklen_t *sl)
 {
 	struct T_unitdata_req r;
 
 	memcpy(&r, mp->b_rptr, sizeof(r));
-	memset(ss, 0, sizeof(*ss));
-	memcpy(ss, mp->b_rptr + r.DEST_offset, (size_t)r.DEST_length);
+	memcpy(n, mp->b_rptr + r.DEST_offset, (size_t)r.DEST_length);
 	*sl = (socklen_t)r.DEST_length;
 }
 
@@ -314,11 +322,13 @@ static int fill_iov(const mblk_t *mp, struct iovec *iov, int max)
 	return n;
 }
 
-/* The raw IP header the kernel wants us to build: only IPPROTO_RAW. */
-static void fix_raw_dest(struct inet_ep *ep, struct sockaddr_storage *ss)
+/* The raw IP header the kernel wants us to build: only IPPROTO_RAW.
+ * sa: a sockaddr_storage or a union dgname (inet_port looks at the
+ * family and the port only). */
+static void fix_raw_dest(struct inet_ep *ep, void *sa)
 {
 	if (ep->pr->kind == IK_RAW)
-		*inet_port(ss) = 0;
+		*inet_port(sa) = 0;
 }
 
 /*
@@ -400,7 +410,7 @@ static bool gone_unbound(struct inet_ep *ep)
 
 static int send_one(struct inet_ep *ep, mblk_t *mp)
 {
-	struct sockaddr_storage ss;
+	union dgname ss;
 	struct iovec iov[64];
 	struct msghdr mh = { 0 };
 	struct dgopts o;
@@ -499,7 +509,7 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 	mblk_t *msgs[BATCH];
 	size_t sizes[BATCH];
 	struct mmsghdr mm[BATCH];
-	struct sockaddr_storage names[BATCH];
+	union dgname names[BATCH];
 	struct iovec iov[IOVS];
 	union {
 		char buf[CMSG_SPACE(sizeof(uint16_t))];
@@ -607,13 +617,8 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 			put_back(ep, msgs, first[sent], nmsg);
 			return false;
 		}
-		if (count[sent] > GSO_SEGS_OLD && errno == EINVAL) {
-			/* a kernel before 6.13: 64 segments at most */
-			__atomic_store_n(&gso_segs, GSO_SEGS_OLD,
-					 __ATOMIC_RELAXED);
-		} else if (count[sent] > 1 &&
-			   (errno == EINVAL || errno == EIO ||
-			    errno == EMSGSIZE)) {
+		if (count[sent] > 1 && (errno == EINVAL || errno == EIO ||
+					errno == EMSGSIZE)) {
 			/* GSO refused (a path MTU below the size, checksum
 			 * off...): not for this size or larger again */
 			size_t sz = sizes[first[sent]];
@@ -1313,10 +1318,55 @@ static void dg_run(struct inet_ep *ep, unsigned revents)
 
 /* ---- open, bind, close ---- */
 
+/* Does this kernel take a GSO message of more than GSO_SEGS_OLD
+ * segments (Linux 6.13 and later)?  Asked once, with 65 one-byte
+ * segments from a loopback socket to itself; any failure (no loopback
+ * here, an older kernel's EINVAL) leaves GSO_SEGS_OLD.  A refusal
+ * learnt later from a send could not tell this limit from the others
+ * that say EINVAL (checksums off, the path's MTU). */
+static void gso_probe(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t l = sizeof(a);
+	static const char seg[GSO_SEGS_OLD + 1];
+	struct iovec iov = { (void *)seg, sizeof(seg) };
+	union {
+		char buf[CMSG_SPACE(sizeof(uint16_t))];
+		struct cmsghdr align;
+	} cm;
+	struct msghdr mh = { 0 };
+	struct cmsghdr *c;
+	uint16_t one = 1;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &l) == 0) {
+		mh.msg_name = &a;
+		mh.msg_namelen = sizeof(a);
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		mh.msg_control = cm.buf;
+		mh.msg_controllen = sizeof(cm.buf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_UDP;
+		c->cmsg_type = UDP_SEGMENT;
+		c->cmsg_len = CMSG_LEN(sizeof(one));
+		memcpy(CMSG_DATA(c), &one, sizeof(one));
+		if (sendmsg(fd, &mh, MSG_DONTWAIT) == (ssize_t)sizeof(seg))
+			__atomic_store_n(&gso_segs, BATCH, __ATOMIC_RELAXED);
+	}
+	close(fd);
+}
+
 static int dg_open(struct inet_ep *ep)
 {
 	struct dg *d;
 
+	if (ep->pr->fast && ep->pr->kind == IK_UDP)
+		pthread_once(&gso_once, gso_probe);
 	if ((ep->pp = d = calloc(1, sizeof(struct dg))) == NULL)
 		return ENOMEM;
 	pthread_mutex_init(&d->kick_lock, NULL);
