@@ -369,9 +369,28 @@ static void test_getq_n(queue_t *q)
 		CHECK_EQ(qt_tag(v[i]), 23 + i);
 		freemsg(v[i]);
 	}
+	long hi = q->q_hiwat, lo = q->q_lowat;
+	/* full, nobody waiting: the cut takes QFULL off once below low
+	 * water, as the getq calls would */
+	q->q_hiwat = 4;
+	q->q_lowat = 2;
+	for (int i = 0; i < 6; i++)
+		CHECK_EQ(putq(q, qt_msg(M_DATA, 0, 1, 30 + i)), 1);
+	CHECK(q->q_flag & QFULL);
+	CHECK(!(q->q_flag & QWANTW));
+	n = str_getq_n(q, v, 3);
+	CHECK_EQ(n, 3);
+	CHECK(q->q_flag & QFULL);	/* 3 left: not below low water */
+	for (int i = 0; i < n; i++)
+		freemsg(v[i]);
+	n = str_getq_n(q, v, 2);
+	CHECK_EQ(n, 2);
+	CHECK(!(q->q_flag & QFULL));	/* 1 left */
+	for (int i = 0; i < n; i++)
+		freemsg(v[i]);
+	EXPECT(q, 35);
 	/* a full queue whose writer waits: taking stops once below low
 	 * water (the writer is back-enabled then) */
-	long hi = q->q_hiwat, lo = q->q_lowat;
 	q->q_hiwat = 4;
 	q->q_lowat = 2;
 	for (int i = 0; i < 6; i++)
