@@ -12,6 +12,31 @@
 
 static int t_failed, t_checked;
 
+/* T_TSAN: built with ThreadSanitizer; T_SANITIZED: with it or with
+ * AddressSanitizer.  Checks of how fast something happens (a writer
+ * streaming, a message sent before a tick) cannot hold in those builds,
+ * which run several times slower: they are skipped there, and say so. */
+#if defined(__SANITIZE_THREAD__)
+#define T_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define T_TSAN 1
+#endif
+#endif
+#ifndef T_TSAN
+#define T_TSAN 0
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define T_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define T_SANITIZED 1
+#endif
+#endif
+#ifndef T_SANITIZED
+#define T_SANITIZED T_TSAN
+#endif
+
 #define CHECK(c) do {							\
 	t_checked++;							\
 	if (!(c)) {							\
