@@ -176,10 +176,93 @@ static void test_request_response(void)
 	CHECK_RET(t_close(b), 0);
 }
 
+/* Datagrams the kernel drops at a /dev/udp socket (its buffer full,
+ * nobody reading) are counted (rx_overflows, from SO_RXQ_OVFL): the
+ * kernel reports its count with the next datagram it queues.  A caller
+ * built before that field gets the rest. */
+static void test_overflows(void)
+{
+	enum { N = 200, SZ = 16384 };
+	static char buf[SZ];
+	struct sockaddr_in ra, from;
+	struct t_unitdata ud;
+	int r, s, flags, got = 0, small = 1 << 16;
+
+	r = open_bound(&ra);
+	{
+		/* a small buffer: the kernel keeps what fits, drops the rest */
+		struct {
+			struct t_opthdr h;
+			t_uscalar_t v;
+		} o = { { sizeof(o), XTI_GENERIC, XTI_RCVBUF, 0 },
+			(t_uscalar_t)small };
+		struct t_optmgmt req, ret;
+		char rb[64];
+
+		memset(&req, 0, sizeof(req));
+		req.opt.buf = (char *)&o;
+		req.opt.len = sizeof(o);
+		req.flags = T_NEGOTIATE;
+		memset(&ret, 0, sizeof(ret));
+		ret.opt.buf = rb;
+		ret.opt.maxlen = sizeof(rb);
+		CHECK_RET(t_optmgmt(r, &req, &ret), 0);
+	}
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	REQUIRE(s >= 0);
+	memset(buf, 'o', sizeof(buf));
+	for (int i = 0; i < N; i++)
+		CHECK_EQ(sendto(s, buf, SZ, 0, (struct sockaddr *)&ra,
+				sizeof(ra)), SZ);
+	REQUIRE(t_getstate(r) == T_IDLE);
+	REQUIRE(fcntl(r, F_SETFL, O_NONBLOCK) == 0);
+	for (;;) {
+		memset(&ud, 0, sizeof(ud));
+		ud.addr.buf = (char *)&from;
+		ud.addr.maxlen = sizeof(from);
+		ud.udata.buf = buf;
+		ud.udata.maxlen = SZ;
+		flags = 0;
+		if (t_rcvudata(r, &ud, &flags) != 0)
+			break;
+		got++;
+	}
+	CHECK_EQ(t_errno, TNODATA);
+	CHECK(got > 0 && got < N);
+	/* the next datagram queued carries the count */
+	CHECK_EQ(sendto(s, buf, SZ, 0, (struct sockaddr *)&ra, sizeof(ra)),
+		 SZ);
+	pause_ms(20);
+	ud.udata.len = 0;
+	CHECK_RET(t_rcvudata(r, &ud, &flags), 0);
+	struct inet_stats st = stats(r);
+	printf("test_overflows: %d of %d kept, %llu dropped\n", got, N,
+	       (unsigned long long)st.rx_overflows);
+	CHECK_EQ(st.rx_overflows, (uint64_t)(N - got));
+	CHECK_EQ(st.rx_msgs, (uint64_t)(got + 1));
+	/* the size before rx_overflows: the rest; less: EINVAL */
+	{
+		struct inet_stats o;
+		struct strioctl ic = { INET_IOC_STATS, -1,
+				       (int)INET_STATS_SIZE_V1, (char *)&o };
+
+		memset(&o, 0xee, sizeof(o));
+		CHECK_RET(ioctl(r, I_STR, &ic), 0);
+		CHECK_EQ(ic.ic_len, (int)INET_STATS_SIZE_V1);
+		CHECK_EQ(o.rx_msgs, (uint64_t)(got + 1));
+		CHECK_EQ(o.rx_overflows, 0xeeeeeeeeeeeeeeeeull);
+		ic.ic_len = (int)INET_STATS_SIZE_V1 - 1;
+		CHECK_ERR(ioctl(r, I_STR, &ic), EINVAL);
+	}
+	close(s);
+	CHECK_RET(t_close(r), 0);
+}
+
 int main(void)
 {
 	REQUIRE(getenv("STREAMS_INET_IDLE_NS") == NULL);
 	test_stream_batches();
 	test_request_response();
+	test_overflows();
 	T_DONE();
 }

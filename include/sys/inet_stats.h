@@ -27,6 +27,12 @@ struct inet_stats {
 	uint64_t rx_calls;	/* socket calls that received them */
 	uint64_t rx_drops;	/* messages received but not sent up
 				   (no memory) */
+	uint64_t rx_overflows;	/* datagrams the kernel dropped at the
+				   socket for want of buffer space, as it
+				   last said (/dev/udp; 0 elsewhere) */
 };
+/* (a caller built before rx_overflows passes the size without it, and
+ * gets the rest) */
+#define INET_STATS_SIZE_V1	(9 * sizeof(uint64_t))
 
 #endif

@@ -662,6 +662,12 @@ struct strkev {
 	 * comes with the KEV_PULL).  One wake-up per arrival, as a socket
 	 * reader has, instead of the I/O thread's and then the head's. */
 	int ke_direct;
+	/* Set by the driver: until then (str_now_ns) a reader sleeps at
+	 * once instead of spinning, because the source lost what it was
+	 * sent while readers spun (a socket's drops: a sender beside the
+	 * reader on its CPU is handed the time a spinning, yielding reader
+	 * gives up, and overruns the socket); atomic */
+	uint64_t ke_nospin_until;
 	/* private to kev.c (kev_lock) */
 	unsigned ke_slot;
 	unsigned ke_gen;

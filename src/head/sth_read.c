@@ -1083,10 +1083,16 @@ static int read_wait(struct rctx *c)
 	if (ke != NULL && ke->ke_direct && (efd = kevfd(sh)) >= 0) {
 		/* an answer is often a few microseconds away: look for it
 		 * (each look a non-blocking read of the socket) for the
-		 * spin budget before paying for a sleep and a wake-up */
-		sched_yield();	/* (an answer needs its peer to run first) */
-		if (sth_spin(c->t, pulled, sh, false))
-			return 0;
+		 * spin budget before paying for a sleep and a wake-up --
+		 * unless the socket lost datagrams lately while its readers
+		 * spun (ke_nospin_until) */
+		if (str_now_ns() >= __atomic_load_n(&ke->ke_nospin_until,
+						    __ATOMIC_RELAXED)) {
+			/* (an answer needs its peer to run first) */
+			sched_yield();
+			if (sth_spin(c->t, pulled, sh, false))
+				return 0;
+		}
 		if ((err = read_wait_direct(c, ke, efd)) >= 0)
 			return err;
 		told = true;

@@ -575,10 +575,12 @@ static void do_ioctl(struct inet_ep *ep, mblk_t *mp)
 		return;
 	}
 	if (ioc->ioc_count == TRANSPARENT ||
-	    ioc->ioc_count < (int)sizeof(st)) {
+	    ioc->ioc_count < (int)INET_STATS_SIZE_V1) {
 		drv_nak(ep->wq, mp, EINVAL);
 		return;
 	}
+	size_t len = (size_t)ioc->ioc_count < sizeof(st)
+			     ? (size_t)ioc->ioc_count : sizeof(st);
 	if ((bp = allocb(sizeof(st), BPRI_MED)) == NULL) {
 		drv_nak(ep->wq, mp, ENOMEM);
 		return;
@@ -593,13 +595,14 @@ static void do_ioctl(struct inet_ep *ep, mblk_t *mp)
 	st.rx_bytes = LD(rx_bytes);
 	st.rx_calls = LD(rx_calls);
 	st.rx_drops = LD(rx_drops);
+	st.rx_overflows = LD(rx_overflows);
 #undef LD
-	memcpy(bp->b_wptr, &st, sizeof(st));
-	bp->b_wptr += sizeof(st);
+	memcpy(bp->b_wptr, &st, len);
+	bp->b_wptr += len;
 	freemsg(mp->b_cont);
 	mp->b_cont = bp;
 	mp->b_datap->db_type = M_IOCACK;
-	ioc->ioc_count = sizeof(st);
+	ioc->ioc_count = (int)len;
 	ioc->ioc_rval = 0;
 	ioc->ioc_error = 0;
 	qreply(ep->wq, mp);

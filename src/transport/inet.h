@@ -124,7 +124,9 @@ struct inet_counts {
 	uint64_t rx_bytes;
 	uint64_t rx_calls;		/* socket calls that received */
 	uint64_t rx_drops;		/* received, not sent up (memory) */
-	char rx_pad[32];		/* nothing else on the line */
+	uint64_t rx_overflows;		/* the kernel's drops at the socket
+					   (SO_RXQ_OVFL), as last reported */
+	char rx_pad[24];		/* nothing else on the line */
 };
 
 struct inet_ep {
