@@ -62,6 +62,23 @@ static int snd(int fd, const struct sockaddr_in *to, const void *p,
 	return t_sndudata(fd, &ud);
 }
 
+/* t_rcvudata into buf (max bytes): its length, or -1 (t_errno) */
+static int rcv(int fd, char *buf, unsigned max)
+{
+	struct sockaddr_in from;
+	struct t_unitdata ud;
+	int flags = 0;
+
+	memset(&ud, 0, sizeof(ud));
+	ud.addr.buf = (char *)&from;
+	ud.addr.maxlen = sizeof(from);
+	ud.udata.buf = buf;
+	ud.udata.maxlen = max;
+	if (t_rcvudata(fd, &ud, &flags) != 0)
+		return -1;
+	return (int)ud.udata.len;
+}
+
 static struct inet_stats stats(int fd)
 {
 	struct inet_stats st;
@@ -140,10 +157,9 @@ static void test_request_response(void)
 {
 	enum { N = 50, SZ = 16384 };
 	static char buf[SZ];
-	struct sockaddr_in aa, ba, from;
-	struct t_unitdata ud;
+	struct sockaddr_in aa, ba;
 	double half[2 * N], t0;
-	int a, b, flags;
+	int a, b;
 
 	a = open_bound(&aa);
 	b = open_bound(&ba);
@@ -153,14 +169,7 @@ static void test_request_response(void)
 
 		t0 = now_s();
 		CHECK_RET(snd(x, i % 2 ? &aa : &ba, buf, SZ), 0);
-		memset(&ud, 0, sizeof(ud));
-		ud.addr.buf = (char *)&from;
-		ud.addr.maxlen = sizeof(from);
-		ud.udata.buf = buf;
-		ud.udata.maxlen = SZ;
-		flags = 0;
-		CHECK_RET(t_rcvudata(y, &ud, &flags), 0);
-		CHECK_EQ(ud.udata.len, (unsigned)SZ);
+		CHECK_EQ(rcv(y, buf, SZ), SZ);
 		half[i] = now_s() - t0;
 	}
 	qsort(half, 2 * N, sizeof(half[0]), cmp_double);
@@ -184,9 +193,8 @@ static void test_overflows(void)
 {
 	enum { N = 200, SZ = 16384 };
 	static char buf[SZ];
-	struct sockaddr_in ra, from;
-	struct t_unitdata ud;
-	int r, s, flags, got = 0, small = 1 << 16;
+	struct sockaddr_in ra;
+	int r, s, got = 0, small = 1 << 16;
 
 	r = open_bound(&ra);
 	{
@@ -216,25 +224,15 @@ static void test_overflows(void)
 				sizeof(ra)), SZ);
 	REQUIRE(t_getstate(r) == T_IDLE);
 	REQUIRE(fcntl(r, F_SETFL, O_NONBLOCK) == 0);
-	for (;;) {
-		memset(&ud, 0, sizeof(ud));
-		ud.addr.buf = (char *)&from;
-		ud.addr.maxlen = sizeof(from);
-		ud.udata.buf = buf;
-		ud.udata.maxlen = SZ;
-		flags = 0;
-		if (t_rcvudata(r, &ud, &flags) != 0)
-			break;
+	while (rcv(r, buf, SZ) == SZ)
 		got++;
-	}
 	CHECK_EQ(t_errno, TNODATA);
 	CHECK(got > 0 && got < N);
 	/* the next datagram queued carries the count */
 	CHECK_EQ(sendto(s, buf, SZ, 0, (struct sockaddr *)&ra, sizeof(ra)),
 		 SZ);
 	pause_ms(20);
-	ud.udata.len = 0;
-	CHECK_RET(t_rcvudata(r, &ud, &flags), 0);
+	CHECK_EQ(rcv(r, buf, SZ), SZ);
 	struct inet_stats st = stats(r);
 	printf("test_overflows: %d of %d kept, %llu dropped\n", got, N,
 	       (unsigned long long)st.rx_overflows);
