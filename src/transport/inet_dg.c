@@ -29,11 +29,11 @@
  * tick by a timeout (the "kick") that the first datagram queued sets:
  * stragglers never wait longer, and no second thread sends while the
  * writer is writing (it would take the receiver's CPU).  A flush takes
- * up to BATCH datagrams and sends them with one sendmmsg(): each run of consecutive datagrams of one size to
- * one destination is one message with UDP_SEGMENT (GSO: the kernel
- * handles the run as one packet until it must be split; up to 128
- * segments, 64 on a kernel before 6.13: gso_probe), the others a
- * message each.  What the kernel refuses for want of buffer space waits
+ * up to BATCH datagrams and sends them with one sendmmsg(): each run of
+ * consecutive datagrams of one size to one destination is one message
+ * with UDP_SEGMENT (GSO: the kernel handles the run as one packet until
+ * it must be split; up to 128 segments, 64 on a kernel before 6.13:
+ * gso_probe), the others a message each.  What the kernel refuses for want of buffer space waits
  * on the write queue, in order, until POLLOUT; the writer above is flow
  * controlled by the queue's water marks as with any driver.
  *
@@ -333,6 +333,26 @@ static int fill_iov(const mblk_t *mp, struct iovec *iov, int max)
 	return n;
 }
 
+/* Room for a UDP_SEGMENT control message. */
+union segcm {
+	char buf[CMSG_SPACE(sizeof(uint16_t))];
+	struct cmsghdr align;
+};
+
+/* mh's datagram is a GSO run of seg-byte segments (UDP_SEGMENT, in cm). */
+static void set_segment(struct msghdr *mh, union segcm *cm, uint16_t seg)
+{
+	struct cmsghdr *c;
+
+	mh->msg_control = cm->buf;
+	mh->msg_controllen = sizeof(cm->buf);
+	c = CMSG_FIRSTHDR(mh);
+	c->cmsg_level = SOL_UDP;
+	c->cmsg_type = UDP_SEGMENT;
+	c->cmsg_len = CMSG_LEN(sizeof(seg));
+	memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+}
+
 /* The raw IP header the kernel wants us to build: only IPPROTO_RAW.
  * sa: a sockaddr_storage or a union dgname (inet_port looks at the
  * family and the port only). */
@@ -522,12 +542,9 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 	struct mmsghdr mm[BATCH];
 	union dgname names[BATCH];
 	struct iovec iov[IOVS];
-	union {
-		char buf[CMSG_SPACE(sizeof(uint16_t))];
-		struct cmsghdr align;
-	} cm[BATCH];
+	union segcm cm[BATCH];
 	int nmsg = 0, nmm = 0, niov = 0, first[BATCH + 1], count[BATCH];
-	int sent;
+	int sent, segs = __atomic_load_n(&gso_segs, __ATOMIC_RELAXED);
 
 	*more = false;
 	if (gone_unbound(ep)) {
@@ -546,8 +563,6 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 		int j = i + 1, k, n;
 		size_t total = sizes[i];
 		struct msghdr *mh = &mm[nmm].msg_hdr;
-
-		int segs = __atomic_load_n(&gso_segs, __ATOMIC_RELAXED);
 
 		if (gso_ok(ep, sizes[i]))
 			while (j < nmsg && j - i < segs &&
@@ -588,18 +603,8 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 		}
 		j = k;	/* a run ends before a datagram that did not fit */
 		mh->msg_iovlen = (size_t)(&iov[niov] - mh->msg_iov);
-		if (j - i > 1) {
-			struct cmsghdr *c;
-			uint16_t seg = (uint16_t)sizes[i];
-
-			mh->msg_control = cm[nmm].buf;
-			mh->msg_controllen = sizeof(cm[nmm].buf);
-			c = CMSG_FIRSTHDR(mh);
-			c->cmsg_level = SOL_UDP;
-			c->cmsg_type = UDP_SEGMENT;
-			c->cmsg_len = CMSG_LEN(sizeof(seg));
-			memcpy(CMSG_DATA(c), &seg, sizeof(seg));
-		}
+		if (j - i > 1)
+			set_segment(mh, &cm[nmm], (uint16_t)sizes[i]);
 		first[nmm] = i;
 		count[nmm] = j - i;
 		nmm++;
@@ -1370,13 +1375,8 @@ static void gso_probe(void)
 	socklen_t l = sizeof(a);
 	static const char seg[GSO_SEGS_OLD + 1];
 	struct iovec iov = { (void *)seg, sizeof(seg) };
-	union {
-		char buf[CMSG_SPACE(sizeof(uint16_t))];
-		struct cmsghdr align;
-	} cm;
+	union segcm cm;
 	struct msghdr mh = { 0 };
-	struct cmsghdr *c;
-	uint16_t one = 1;
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
@@ -1388,13 +1388,7 @@ static void gso_probe(void)
 		mh.msg_namelen = sizeof(a);
 		mh.msg_iov = &iov;
 		mh.msg_iovlen = 1;
-		mh.msg_control = cm.buf;
-		mh.msg_controllen = sizeof(cm.buf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_UDP;
-		c->cmsg_type = UDP_SEGMENT;
-		c->cmsg_len = CMSG_LEN(sizeof(one));
-		memcpy(CMSG_DATA(c), &one, sizeof(one));
+		set_segment(&mh, &cm, 1);
 		if (sendmsg(fd, &mh, MSG_DONTWAIT) == (ssize_t)sizeof(seg))
 			__atomic_store_n(&gso_segs, BATCH, __ATOMIC_RELAXED);
 	}
