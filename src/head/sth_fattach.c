@@ -71,7 +71,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ipc.h>
-#include <sys/prctl.h>
 #include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -470,7 +469,6 @@ static void *listener(void *arg)
 	size_t cap = 0;
 
 	(void)arg;
-	(void)prctl(PR_SET_NAME, "streams-fattach", 0, 0, 0);
 	for (;;) {
 		size_t n = 1;
 
@@ -677,7 +675,8 @@ int sth_fattach_publish(struct sthead *sh, const char *path)
 		pthread_attr_init(&at);
 		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 		err = fa_wakefd < 0 ? errno
-		      : pthread_create(&tid, &at, listener, NULL);
+		      : str_thread_create(&tid, &at, listener, NULL,
+					  "streams-fattach");
 		pthread_attr_destroy(&at);
 		if (err != 0) {
 			unlink(n->sock);

@@ -174,7 +174,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -472,7 +471,6 @@ static void *drain_main(void *arg)
 	bool ok = true;
 	mblk_t *mp;
 
-	(void)prctl(PR_SET_NAME, "streams-tcpdrn", 0, 0, 0);
 	blocking_sends(d->fd);
 	while ((mp = d->first) != NULL) {
 		d->first = mp->b_next;
@@ -514,7 +512,8 @@ static void drain_off(struct inet_ep *ep)
 		if (pthread_attr_init(&at) == 0) {
 			(void)pthread_attr_setdetachstate(
 				&at, PTHREAD_CREATE_DETACHED);
-			started = pthread_create(&t, &at, drain_main, d) == 0;
+			started = str_thread_create(&t, &at, drain_main, d,
+						    "streams-tcpdrn") == 0;
 			pthread_attr_destroy(&at);
 		}
 		if (!started)
