@@ -663,11 +663,7 @@ static int send_flush(struct sthead *sh, int how, int band, bool useband)
 	*mp->b_wptr++ = (unsigned char)band;
 	/* the head's own read queue first, as SVR4's strflush */
 	if (how & FLUSHR) {
-		sth_rflush(sh, useband ? band : -1);
-		/* a band's flush leaves high priority messages */
-		if (!useband)
-			__atomic_and_fetch(&sh->sh_flag, ~STRPRI,
-					   __ATOMIC_ACQ_REL);
+		sth_rflush(sh, useband ? band : -1);	/* (and STRPRI) */
 	}
 	putnext(sh->sh_sd.sd_wq, mp);
 	return 0;

@@ -100,27 +100,11 @@ static void do_flush(struct sthead *sh, queue_t *q, mblk_t *mp)
 	}
 	mp->b_flag &= ~MSGCROSSED;
 	if (how & FLUSHR) {
-		if ((how & FLUSHBAND) && MBLKL(mp) >= 2) {
-			/* a band's flush leaves high priority messages, the
-			 * one a reader may be reading too: STRPRI stays */
+		if ((how & FLUSHBAND) && MBLKL(mp) >= 2)
 			sth_rflush(sh, mp->b_rptr[1]);
-		} else {
-			/* everything (SVR4 flushq FLUSHALL): M_HPDATA and a
-			 * descriptor in flight too */
+		else	/* everything (SVR4 flushq FLUSHALL): M_HPDATA and
+			 * a descriptor in flight too */
 			sth_rflush(sh, -1);
-			/* a flushed high priority message no longer blocks
-			 * (unless another came since) */
-			qlock(q);
-			bool hp = false;
-			for (mblk_t *m = q->q_first; m && is_hipri(m);
-			     m = m->b_next)
-				if (datamsg(m->b_datap->db_type) ||
-				    m->b_datap->db_type == M_HPDATA)
-					hp = true;
-			qunlock(q);
-			if (!hp)
-				set_flag(sh, STRPRI, false);
-		}
 		sth_changed(sh);
 	}
 	if ((how & FLUSHW) && !(mp->b_flag & MSGNOLOOP)) {
@@ -158,10 +142,8 @@ static void do_error(struct sthead *sh, queue_t *q, mblk_t *mp)
 	if (any) {
 		/* SVR4: flush the sides in error, here and below (a write
 		 * error alone leaves what waits to be read readable) */
-		if (r != NOERROR && r != 0) {
-			sth_rflush(sh, -1);
-			set_flag(sh, STRPRI, false);
-		}
+		if (r != NOERROR && r != 0)
+			sth_rflush(sh, -1);	/* (and STRPRI) */
 		putnextctl1(OTHERQ(q), M_FLUSH,
 			    (r != NOERROR && r && w != NOERROR && w) ? FLUSHRW
 			    : (r != NOERROR && r) ? FLUSHR : FLUSHW);
@@ -502,15 +484,27 @@ static unsigned *rband_gen(struct sthead *sh, unsigned char b)
 /* Each flush bumps its generations in the lock hold that empties the
  * queue, as a reader's take reads them (str_getq_run, rsnap_take).  A
  * flush that reaches band 0 drops the cache too: now if no reader is
- * reading, else when the reader looks next or lets go. */
+ * reading, else when the reader looks next or lets go.  A flush of
+ * everything takes the high priority message with it: STRPRI goes,
+ * unless another has come since.  (A band's flush leaves them, the one
+ * a reader may be reading too: STRPRI stays.) */
 void sth_rflush(struct sthead *sh, int band)
 {
 	queue_t *q = sh->sh_sd.sd_rq;
 
-	if (band < 0)
+	if (band < 0) {
 		str_flush_gen(q, FLUSHALL, false, 0, &sh->sh_rflushgen,
 			      &sh->sh_rflushall);
-	else if (band == 0)
+		qlock(q);
+		bool hp = false;
+		for (mblk_t *m = q->q_first; m && is_hipri(m); m = m->b_next)
+			if (datamsg(m->b_datap->db_type) ||
+			    m->b_datap->db_type == M_HPDATA)
+				hp = true;
+		qunlock(q);
+		if (!hp)
+			set_flag(sh, STRPRI, false);
+	} else if (band == 0)
 		str_flush_gen(q, FLUSHALL, true, 0, &sh->sh_rflushgen, NULL);
 	else
 		str_flush_gen(q, FLUSHALL, true, (unsigned char)band,
