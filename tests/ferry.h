@@ -311,6 +311,13 @@ static inline struct fmsg *fm_data_req(struct fmsg *m, int more)
 	return fm_more(m, T_DATA_REQ, more, 0);
 }
 
+/* Plain M_DATA: what libxti sends for normal data that ends a TSDU
+ * (TPI takes it as T_DATA_REQ with MORE_flag 0). */
+static inline struct fmsg *fm_plain(struct fmsg *m)
+{
+	return fm_clear(m);
+}
+
 static inline struct fmsg *fm_exdata_req(struct fmsg *m, int more)
 {
 	return fm_more(m, T_EXDATA_REQ, more, 1);

@@ -46,21 +46,21 @@ static void test_snd(void)
 	for (size_t i = 0; i < sizeof(big); i++)
 		big[i] = (char)('a' + i % 26);
 	CHECK_RET(t_snd(f->xfd, "hello", 5, 0), 5);
-	FERRY_GOT(f, fm_data(fm_data_req(&w, 0), "hello", 5));
+	FERRY_GOT(f, fm_data(fm_plain(&w), "hello", 5));
 	CHECK_RET(t_snd(f->xfd, "part", 4, T_MORE), 4);
 	FERRY_GOT(f, fm_data(fm_data_req(&w, 1), "part", 4));
 	CHECK_RET(t_snd(f->xfd, "end", 3, T_PUSH), 3);
-	FERRY_GOT(f, fm_data(fm_data_req(&w, 0), "end", 3));
+	FERRY_GOT(f, fm_data(fm_plain(&w), "end", 3));
 	/* TIDU 1024: cut in three */
 	CHECK_RET(t_snd(f->xfd, big, sizeof(big), 0), (int)sizeof(big));
 	FERRY_GOT(f, fm_data(fm_data_req(&w, 1), big, 1024));
 	FERRY_GOT(f, fm_data(fm_data_req(&w, 1), big + 1024, 1024));
-	FERRY_GOT(f, fm_data(fm_data_req(&w, 0), big + 2048, 452));
+	FERRY_GOT(f, fm_data(fm_plain(&w), big + 2048, 452));
 	CHECK_RET(t_snd(f->xfd, big, 1500, T_MORE), 1500);
 	FERRY_GOT(f, fm_data(fm_data_req(&w, 1), big, 1024));
 	FERRY_GOT(f, fm_data(fm_data_req(&w, 1), big + 1024, 476));
 	CHECK_RET(t_snd(f->xfd, big, 100, 0), 100);	/* (ends it) */
-	FERRY_GOT(f, fm_data(fm_data_req(&w, 0), big, 100));
+	FERRY_GOT(f, fm_data(fm_plain(&w), big, 100));
 	/* expedited */
 	CHECK_RET(t_snd(f->xfd, "URG", 3, T_EXPEDITED), 3);
 	FERRY_GOT(f, fm_data(fm_exdata_req(&w, 0), "URG", 3));
@@ -116,11 +116,11 @@ static void test_snd_look(void)
 	/* an orderly release pending: sending goes on (XNS 5) */
 	ferry_put(f, fm_ordrel_ind(&m));
 	CHECK_RET(t_snd(f->xfd, "ab", 2, 0), 2);
-	FERRY_GOT(f, fm_data(fm_data_req(&w, 0), "ab", 2));
+	FERRY_GOT(f, fm_data(fm_plain(&w), "ab", 2));
 	CHECK_RET(t_rcvrel(f->xfd), 0);
 	CHECK_STATE(f->xfd, T_INREL);
 	CHECK_RET(t_snd(f->xfd, "cd", 2, 0), 2);	/* T_INREL sends */
-	FERRY_GOT(f, fm_data(fm_data_req(&w, 0), "cd", 2));
+	FERRY_GOT(f, fm_data(fm_plain(&w), "cd", 2));
 	/* a disconnect pending: TLOOK, nothing sent */
 	ferry_put(f, fm_discon_ind(&m, 3, -1));
 	CHECK_TERR(t_snd(f->xfd, "ef", 2, 0), TLOOK);
@@ -356,7 +356,7 @@ static void test_vectors(void)
 	iov[2].iov_base = "two";
 	iov[2].iov_len = 3;
 	CHECK_RET(t_sndv(f->xfd, iov, 3, 0), 7);
-	FERRY_GOT(f, fm_data(fm_data_req(&w, 0), "one two", 7));
+	FERRY_GOT(f, fm_data(fm_plain(&w), "one two", 7));
 	for (int i = 0; i <= T_IOV_MAX; i++) {
 		iov[i].iov_base = "z";
 		iov[i].iov_len = 1;

@@ -50,7 +50,7 @@ static void test_orderly(void)
 	CHECK_STATE(f->xfd, T_INREL);
 	CHECK_TERR(t_rcvrel(f->xfd), TOUTSTATE);
 	CHECK_RET(t_snd(f->xfd, "last", 4, 0), 4);
-	FERRY_GOT(f, fm_data(fm_data_req(&w, 0), "last", 4));
+	FERRY_GOT(f, fm_data(fm_plain(&w), "last", 4));
 	CHECK_RET(t_sndrel(f->xfd), 0);
 	FERRY_GOT(f, fm_ordrel_req(&w));
 	CHECK_STATE(f->xfd, T_IDLE);

@@ -5,13 +5,18 @@
  * Sending.  A TSDU (or ETSDU) goes down as T_DATA_REQ (T_EXDATA_REQ)
  * messages of at most TIDU_size bytes (and the stream head's largest
  * message), MORE_flag set on every one but the last of the call, and on
- * the last too when the caller sets T_MORE.  Expedited data goes in band
- * 1 unless the provider takes it inline (EXPINLINE).  The library counts
- * the bytes of the TSDU being sent so that one longer than TSDU_size is
- * refused (TBADDATA) across calls too.  In asynchronous mode a call
- * stopped by flow control returns what was accepted, or TFLOW when
- * nothing was; t_look() then reports T_GODATA (T_GOEXDATA) once the
- * stream takes data again.
+ * the last too when the caller sets T_MORE.  The last piece of normal
+ * data without T_MORE goes as plain M_DATA, which TPI has every provider
+ * take as T_DATA_REQ with MORE_flag 0: the stream head then allocates,
+ * copies and the provider checks and frees no control block (a 256-byte
+ * t_snd over /dev/tcp: 1690 -> 1390 instructions).  Zero bytes still go
+ * as T_DATA_REQ, which a provider can tell from nothing.  Expedited
+ * data goes in band 1 unless the provider takes it inline (EXPINLINE).
+ * The library counts the bytes of the TSDU being sent so that one
+ * longer than TSDU_size is refused (TBADDATA) across calls too.  In
+ * asynchronous mode a call stopped by flow control returns what was
+ * accepted, or TFLOW when nothing was; t_look() then reports T_GODATA
+ * (T_GOEXDATA) once the stream takes data again.
  *
  * Receiving.  t_rcv() takes one message with getmsg, the data part
  * straight into the caller's buffer; what does not fit stays at the head
@@ -102,10 +107,13 @@ static int snd_data(struct xti_ep *ep, const char *buf, unsigned int nbytes,
 	dr.PRIM_type = a->exp ? T_EXDATA_REQ : T_DATA_REQ;
 	do {
 		unsigned int n = nbytes - sent;
+		int clen;
+
 		if (n > a->chunk)
 			n = a->chunk;
 		dr.MORE_flag = (sent + n < nbytes || (a->flags & T_MORE)) ? 1 : 0;
-		if (xti_putmsg(ep->ep_fd, &dr, sizeof(dr), buf + sent, (int)n,
+		clen = !a->exp && !dr.MORE_flag && n > 0 ? -1 : (int)sizeof(dr);
+		if (xti_putmsg(ep->ep_fd, &dr, clen, buf + sent, (int)n,
 			       a->band) != 0) {
 			err = t_errno;
 			break;
