@@ -56,15 +56,15 @@ struct snd_snap {
 	uint64_t acc;
 };
 
-/* Take snap for a send with flags, of the endpoint's sizes ia. */
-static void snd_snap(struct xti_ep *ep, const struct T_info_ack *ia,
+/* Take snap for a send with flags, of the endpoint's sizes sz. */
+static void snd_snap(struct xti_ep *ep, const struct xti_sizes *sz,
 		     int flags, struct snd_snap *sn)
 {
 	bool exp = (flags & T_EXPEDITED) != 0;
 
-	sn->lim = exp ? ia->ETSDU_size : ia->TSDU_size;
-	sn->pf = ia->PROVIDER_flag;
-	sn->tidu = ia->TIDU_size;
+	sn->lim = exp ? sz->etsdu : sz->tsdu;
+	sn->pf = sz->pflag;
+	sn->tidu = sz->tidu;
 	sn->acc = __atomic_load_n(&ep->ep_sndacc[exp], __ATOMIC_RELAXED);
 }
 
@@ -140,16 +140,16 @@ static int snd_data(struct xti_ep *ep, const char *buf, unsigned int nbytes,
 static int snd_common(int fd, const char *buf, unsigned int nbytes,
 		      int flags)
 {
-	struct T_info_ack ia;
+	struct xti_sizes sz;
 	struct snd_args a;
 	struct snd_snap sn;
 	struct xti_ep *ep;
 	int r = -1, ev;
 
-	ep = xti_begin_snd(fd, NEED_CONN, EV_SND, T_DISCONNECT, &ia, &ev);
+	ep = xti_begin_snd(fd, NEED_CONN, EV_SND, T_DISCONNECT, &sz, &ev);
 	if (ep == NULL)
 		return -1;
-	snd_snap(ep, &ia, flags, &sn);
+	snd_snap(ep, &sz, flags, &sn);
 	if (snd_check(&sn, nbytes, flags, &a) != 0)
 		goto out;
 	if (xti_send_stop(ep, ev, T_DISCONNECT) != 0)

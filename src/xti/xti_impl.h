@@ -177,7 +177,7 @@ struct xti_ep {
 
 /* ep_state and ep_info are written under ep_lock with atomic stores,
  * so that the data calls' entries may read them without it
- * (xti_begin_err, xti_info_load): a state or sizes some other thread is
+ * (xti_begin_err, xti_sizes_load): a state or sizes some other thread is
  * changing at that moment are read before or after the change, each
  * field of ep_info on its own. */
 static inline void xti_set_state(struct xti_ep *ep, int st)
@@ -185,7 +185,11 @@ static inline void xti_set_state(struct xti_ep *ep, int st)
 	__atomic_store_n(&ep->ep_state, st, __ATOMIC_RELAXED);
 }
 void xti_set_info(struct xti_ep *ep, const struct T_info_ack *ia);
-void xti_info_load(const struct xti_ep *ep, struct T_info_ack *ia);
+/* What a send checks of ep_info (six of its eleven fields). */
+struct xti_sizes {
+	t_scalar_t tsdu, etsdu, tidu, addr, opt, pflag;
+};
+void xti_sizes_load(const struct xti_ep *ep, struct xti_sizes *sz);
 /* Is any message held?  (Without ep_lock: only a hint that the caller
  * must look under the lock.) */
 static inline bool xti_held_any(const struct xti_ep *ep)
@@ -207,10 +211,10 @@ struct xti_ep *xti_begin_locked(int fd, int need, int ev1, int ev2);
 /* The start of t_snd and t_sndudata (event ev): as xti_begin, the
  * endpoint through the thread's cache (xti_get_cached: release with
  * xti_put_cached), and what the send needs of it: the provider's sizes
- * in *ia, the first held event in mask in *held (0: none).  ep_lock is
+ * in *sz, the first held event in mask in *held (0: none).  ep_lock is
  * taken only when something is held. */
 struct xti_ep *xti_begin_snd(int fd, int need, int ev, int mask,
-			     struct T_info_ack *ia, int *held);
+			     struct xti_sizes *sz, int *held);
 /* xti_begin's checks (with or without ep_lock): 0 or the t_errno to
  * fail with. */
 int xti_begin_err(const struct xti_ep *ep, int need, int ev1, int ev2);

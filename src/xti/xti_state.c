@@ -77,13 +77,20 @@ void xti_set_info(struct xti_ep *ep, const struct T_info_ack *ia)
 		__atomic_store_n(&d[i], s[i], __ATOMIC_RELAXED);
 }
 
-void xti_info_load(const struct xti_ep *ep, struct T_info_ack *ia)
-{
-	const t_scalar_t *s = (const t_scalar_t *)&ep->ep_info;
-	t_scalar_t *d = (t_scalar_t *)ia;
+#define SIZES(sz, ia, LOAD) do {					\
+	(sz)->tsdu = LOAD((ia)->TSDU_size);				\
+	(sz)->etsdu = LOAD((ia)->ETSDU_size);				\
+	(sz)->tidu = LOAD((ia)->TIDU_size);				\
+	(sz)->addr = LOAD((ia)->ADDR_size);				\
+	(sz)->opt = LOAD((ia)->OPT_size);				\
+	(sz)->pflag = LOAD((ia)->PROVIDER_flag);			\
+} while (0)
+#define RELAXED(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define PLAIN(x)	(x)
 
-	for (size_t i = 0; i < INFO_N; i++)
-		d[i] = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
+void xti_sizes_load(const struct xti_ep *ep, struct xti_sizes *sz)
+{
+	SIZES(sz, &ep->ep_info, RELAXED);
 }
 
 int xti_begin_err(const struct xti_ep *ep, int need, int ev1, int ev2)
@@ -141,7 +148,7 @@ struct xti_ep *xti_begin_locked(int fd, int need, int ev1, int ev2)
  * stores), as the lock would give them a moment later.  A held message
  * (a T_DISCON_IND, a T_UDERROR_IND) is looked at under the lock. */
 struct xti_ep *xti_begin_snd(int fd, int need, int ev, int mask,
-			     struct T_info_ack *ia, int *held)
+			     struct xti_sizes *sz, int *held)
 {
 	struct xti_ep *ep = xti_get_cached(fd);
 	int err;
@@ -152,14 +159,14 @@ struct xti_ep *xti_begin_snd(int fd, int need, int ev, int mask,
 		err = xti_begin_err(ep, need, ev, -1);
 		if (err != 0)
 			return begin_fail(ep, err, true);
-		xti_info_load(ep, ia);
+		xti_sizes_load(ep, sz);
 		*held = 0;
 		return ep;
 	}
 	ep = begin_checked(ep, need, ev, -1, true);
 	if (ep == NULL)
 		return NULL;
-	*ia = ep->ep_info;
+	SIZES(sz, &ep->ep_info, PLAIN);
 	*held = xti_held_event(ep, mask);
 	pthread_mutex_unlock(&ep->ep_lock);
 	return ep;

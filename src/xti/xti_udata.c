@@ -32,13 +32,13 @@ static int sndudata(int fd, const struct t_unitdata *uud, const char *dat,
 {
 	struct t_unitdata ud;
 	struct T_unitdata_req ur;
-	struct T_info_ack ia;
+	struct xti_sizes sz;
 	struct xti_ep *ep;
 	char stack[512], *ctl = stack;
 	size_t clen, ooff;
 	int r = -1, ev;
 
-	ep = xti_begin_snd(fd, NEED_CLTS, EV_SNDUDATA, T_UDERR, &ia, &ev);
+	ep = xti_begin_snd(fd, NEED_CLTS, EV_SNDUDATA, T_UDERR, &sz, &ev);
 	if (ep == NULL)
 		return -1;
 	if (xti_uin(&ud, uud, sizeof(ud)) != 0) {
@@ -49,17 +49,17 @@ static int sndudata(int fd, const struct t_unitdata *uud, const char *dat,
 		dat = ud.udata.buf;
 		dlen = ud.udata.len;
 	}
-	if (!xti_size_ok(ia.ADDR_size, ud.addr.len)) {
+	if (!xti_size_ok(sz.addr, ud.addr.len)) {
 		xti_err(TBADADDR);
 		goto out;
 	}
-	if (!xti_size_ok(ia.OPT_size, ud.opt.len)) {
+	if (!xti_size_ok(sz.opt, ud.opt.len)) {
 		xti_err(TBADOPT);
 		goto out;
 	}
-	if ((dlen == 0 && !(ia.PROVIDER_flag & SENDZERO)) || dlen > INT_MAX ||
-	    ia.TSDU_size == T_INVALID ||
-	    (ia.TSDU_size > 0 && dlen > (unsigned int)ia.TSDU_size)) {
+	if ((dlen == 0 && !(sz.pflag & SENDZERO)) || dlen > INT_MAX ||
+	    sz.tsdu == T_INVALID ||
+	    (sz.tsdu > 0 && dlen > (unsigned int)sz.tsdu)) {
 		xti_err(TBADDATA);
 		goto out;
 	}
