@@ -101,8 +101,8 @@ static int switch_socket(struct inet_ep *ep, int fd, int family)
 {
 	int old = ep->ke.ke_fd, err;
 
-	pthread_mutex_lock(&ep->rx_lock);
-	pthread_mutex_lock(&ep->tx_lock);
+	strlock(&ep->rx_lock);
+	strlock(&ep->tx_lock);
 	str_kev_detach(&ep->ke);
 	ep->ke.ke_fd = fd;
 	ep->family = family;
@@ -114,8 +114,8 @@ static int switch_socket(struct inet_ep *ep, int fd, int family)
 		close(old);
 		inet_opt_reapply(ep);
 	}
-	pthread_mutex_unlock(&ep->tx_lock);
-	pthread_mutex_unlock(&ep->rx_lock);
+	strunlock(&ep->tx_lock);
+	strunlock(&ep->rx_lock);
 	/* (a datagram flush that found tx_lock taken meanwhile left its work
 	 * to the holder, flush_again: the caller sends it once the new
 	 * socket is bound, inet_dg.c) */
@@ -699,9 +699,9 @@ static int inet_open(queue_t *q, dev_t *devp, int oflag, int sflag,
 		free(ep);
 		return -fd;
 	}
-	pthread_mutex_init(&ep->lock, NULL);
-	pthread_mutex_init(&ep->rx_lock, NULL);
-	pthread_mutex_init(&ep->tx_lock, NULL);
+	ep->lock = STRLOCK_INIT;
+	ep->rx_lock = STRLOCK_INIT;
+	ep->tx_lock = STRLOCK_INIT;
 	ep->ke.ke_fd = fd;
 	ep->ke.ke_rq = q;
 	ep->ke.ke_run = kev_run;
@@ -745,9 +745,6 @@ static int inet_open(queue_t *q, dev_t *devp, int oflag, int sflag,
 fail:
 	inet_opt_fini(ep);
 	close(ep->ke.ke_fd);
-	pthread_mutex_destroy(&ep->lock);
-	pthread_mutex_destroy(&ep->rx_lock);
-	pthread_mutex_destroy(&ep->tx_lock);
 	free(ep);
 	return err;
 }
@@ -771,9 +768,6 @@ static int inet_close(queue_t *q, int oflag, cred_t *cr)
 	close(ep->ke.ke_fd);
 	q->q_ptr = WR(q)->q_ptr = NULL;
 	inet_opt_fini(ep);
-	pthread_mutex_destroy(&ep->lock);
-	pthread_mutex_destroy(&ep->rx_lock);
-	pthread_mutex_destroy(&ep->tx_lock);
 	free(ep);
 	return 0;
 }

@@ -138,7 +138,7 @@ struct inet_ep {
 	queue_t *rq, *wq;		/* const while open */
 	bool priv;			/* const: opened by uid 0 */
 	t_uscalar_t token;		/* const: ACCEPTOR_id */
-	pthread_mutex_t lock;
+	strlock_t lock;
 
 	int state;			/* lock: TS_* */
 	int family;			/* lock: AF_INET or AF_INET6 */
@@ -160,8 +160,8 @@ struct inet_ep {
 	 * replaced (inet_socket_renew/adopt) only with both held, so a
 	 * data path never uses a descriptor that is being closed.  Order:
 	 * lock, then rx_lock, then tx_lock. */
-	pthread_mutex_t rx_lock;
-	pthread_mutex_t tx_lock;
+	strlock_t rx_lock;
+	strlock_t tx_lock;
 
 	struct inet_counts cnt;		/* atomic; own lines */
 	void *pp;			/* the protocol's own state */
@@ -170,12 +170,12 @@ struct inet_ep {
 
 static inline void inet_lock(struct inet_ep *ep)
 {
-	pthread_mutex_lock(&ep->lock);
+	strlock(&ep->lock);
 }
 
 static inline void inet_unlock(struct inet_ep *ep)
 {
-	pthread_mutex_unlock(&ep->lock);
+	strunlock(&ep->lock);
 }
 
 #define INET_COUNT(ep, field, n) \

@@ -663,10 +663,10 @@ static void flush(struct inet_ep *ep)
 	bool more, room = true;
 
 	do {
-		if (pthread_mutex_trylock(&ep->tx_lock) != 0) {
+		if (!strtrylock(&ep->tx_lock)) {
 			__atomic_store_n(&d->flush_again, 1, __ATOMIC_RELEASE);
 			/* the holder may have looked already: try again */
-			if (pthread_mutex_trylock(&ep->tx_lock) != 0)
+			if (!strtrylock(&ep->tx_lock))
 				return;
 		}
 		__atomic_store_n(&d->flush_again, 0, __ATOMIC_RELAXED);
@@ -688,7 +688,7 @@ static void flush(struct inet_ep *ep)
 		if (room)
 			__atomic_store_n(&d->tx_last, str_now_ns(),
 					 __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&ep->tx_lock);
+		strunlock(&ep->tx_lock);
 		/* No room: wait for POLLOUT.  If the I/O thread ran for an
 		 * earlier report meanwhile (arming was then a no-op) it left
 		 * flush_again: try once more, which arms for real. */
@@ -828,12 +828,12 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 	    (!ep->pr->fast ||
 	     str_now_ns() - __atomic_load_n(&d->tx_last, __ATOMIC_RELAXED) >
 	     idle_ns(len)) &&
-	    pthread_mutex_trylock(&ep->tx_lock) == 0) {
+	    strtrylock(&ep->tx_lock)) {
 		err = send_one(ep, mp);
 		if (ep->pr->fast)
 			__atomic_store_n(&d->tx_last, str_now_ns(),
 					 __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&ep->tx_lock);
+		strunlock(&ep->tx_lock);
 		flush_owed(ep);
 		if (err == 0)
 			return;
@@ -1274,7 +1274,7 @@ static void pull(struct inet_ep *ep, bool arm)
 	bool empty;
 
 	for (;;) {
-		if (pthread_mutex_trylock(&ep->rx_lock) != 0) {
+		if (!strtrylock(&ep->rx_lock)) {
 			/* the puller will pull again (and arm if asked) */
 			int want = arm ? 2 : 1;
 			int cur = __atomic_load_n(&d->pull_again,
@@ -1285,7 +1285,7 @@ static void pull(struct inet_ep *ep, bool arm)
 				&cur, want, false, __ATOMIC_ACQ_REL,
 				__ATOMIC_RELAXED))
 				;
-			if (pthread_mutex_trylock(&ep->rx_lock) != 0)
+			if (!strtrylock(&ep->rx_lock))
 				return;
 		}
 		for (;;) {
@@ -1303,7 +1303,7 @@ static void pull(struct inet_ep *ep, bool arm)
 		 * I/O thread must serve the next arrival */
 		if (empty && (arm || inet_waited_for(ep)))
 			(void)str_kev_rearm(&ep->ke, POLLIN);
-		pthread_mutex_unlock(&ep->rx_lock);
+		strunlock(&ep->rx_lock);
 		if (__atomic_load_n(&d->pull_again, __ATOMIC_ACQUIRE) == 0)
 			return;
 	}
@@ -1334,9 +1334,9 @@ static void dg_run(struct inet_ep *ep, unsigned revents)
 	}
 	if (revents & KEV_PULL) {	/* a reader: look at the socket */
 		if ((revents & POLLERR) &&
-		    pthread_mutex_trylock(&ep->rx_lock) == 0) {
+		    strtrylock(&ep->rx_lock)) {
 			read_errors(ep);	/* it woke on POLLERR */
-			pthread_mutex_unlock(&ep->rx_lock);
+			strunlock(&ep->rx_lock);
 		}
 		pull(ep, false);
 		return;
@@ -1350,9 +1350,9 @@ static void dg_run(struct inet_ep *ep, unsigned revents)
 	if (!q_empty(ep->wq))
 		flush(ep);
 	if (revents & POLLERR) {
-		if (pthread_mutex_trylock(&ep->rx_lock) == 0) {
+		if (strtrylock(&ep->rx_lock)) {
 			read_errors(ep);
-			pthread_mutex_unlock(&ep->rx_lock);
+			strunlock(&ep->rx_lock);
 		}
 	}
 	if (revents & (POLLIN | POLLERR | POLLHUP))

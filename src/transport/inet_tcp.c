@@ -300,7 +300,7 @@ static bool connected_state(int st)
  */
 static bool lock_or_retry(struct inet_ep *ep, unsigned events)
 {
-	if (pthread_mutex_trylock(&ep->lock) == 0)
+	if (strtrylock(&ep->lock))
 		return true;
 	(void)str_kev_rearm(&ep->ke, events);
 	return false;
