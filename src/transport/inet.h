@@ -35,10 +35,10 @@
  * a struct sockaddr_in6 (28 bytes, AF_INET6); any other length or
  * family is TBADADDR.  ADDR_size is 28.
  *
- * Locking.  ep->lock (a mutex) protects the fields marked "lock"; it is
- * never held across putnext/qreply (they run other modules' code) nor
- * across a socket call that may block (none do: the socket is
- * non-blocking).  Data paths have their own try-locks in the protocol's
+ * Locking.  ep->lock (a strlock: short holds, taken for every data
+ * request of /dev/tcp) protects the fields marked "lock"; it is never
+ * held across putnext/qreply (they run other modules' code) nor across a
+ * socket call that may block (none do: the socket is non-blocking).  Data paths have their own try-locks in the protocol's
  * part (one flusher, one puller at a time).
  */
 #ifndef STREAMS_INET_H
