@@ -176,6 +176,50 @@ static void test_flow(void)
 	close(fds[0]);
 }
 
+/* A reader's pull from a full ring stops at the head's high water mark
+ * (STRHIGH, 64 KiB) within a run (PULL_RUN_BYTES, 16 KiB): 4 KiB
+ * messages, so 16 at the head after one read, not a whole PULL_BATCH of
+ * 64 held back from flow control and queued at once. */
+static void test_pull_bounded(void)
+{
+	static char buf[4096];
+	int fds[2], sync[2], n;
+	pid_t pid;
+	char c;
+
+	REQUIRE(pipe(sync) == 0);	/* (a Linux pipe: "the ring is full") */
+	open_pipe(fds);
+	pid = fork_flushed();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		int bad = 0, sent = 0;
+
+		close(fds[0]);
+		close(sync[0]);
+		CHECK_RET(set_nonblock(fds[1], true), 0);
+		while (write(fds[1], buf, sizeof(buf)) == sizeof(buf))
+			sent++;
+		bad += errno != EAGAIN || sent < 64;
+		CHECK_RET(set_nonblock(fds[1], false), 0);
+		bad += write(sync[1], "f", 1) != 1;
+		/* stay until the parent has looked */
+		bad += read(fds[1], &c, 1) != 1;
+		child_exit(bad);
+	}
+	close(fds[1]);
+	close(sync[1]);
+	CHECK_RET(read(sync[0], &c, 1), 1);
+	close(sync[0]);
+	CHECK_RET(read(fds[0], &c, 1), 1);
+	n = ioctl(fds[0], I_NREAD, &(int){ 0 });
+	CHECK(n >= 16 && n <= 16 + 4 + 1);
+	if (n < 16 || n > 21)
+		fprintf(stderr, "messages at the head: %d\n", n);
+	CHECK_RET(write(fds[0], "x", 1), 1);
+	CHECK_EQ(wait_child(pid), 0);
+	close(fds[0]);
+}
+
 /* poll() in one process wakes when the other writes; non-blocking reads
  * say EAGAIN before. */
 static void test_poll(void)
@@ -831,6 +875,7 @@ int main(void)
 	test_oneway();
 	test_msgs();
 	test_flow();
+	test_pull_bounded();
 	test_poll();
 	test_pingpong();
 	test_shared_ends();

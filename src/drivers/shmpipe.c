@@ -78,6 +78,7 @@
 
 #define HIPRI_RESERVE	8192	/* ring bytes only high priority may use */
 #define PULL_BATCH	64	/* records a reader's pull takes at once */
+#define PULL_RUN_BYTES	16384	/* bytes a run holds back from the head */
 
 #define FDMAGIC		0x53465044u	/* "SFPD": a descriptor's record */
 
@@ -268,14 +269,29 @@ static bool pull_locked(struct shp_end *e, bool arm)
 		bool blocked = false;
 
 		shr_clock(seg, in);
+		/* the head queues the records of a pull as one run, with
+		 * one wake-up (batch.c), not one putq and one look at the
+		 * sleepers per record; a run ends after PULL_BATCH records
+		 * or PULL_RUN_BYTES, so that canputnext counts it before the
+		 * next: the head holds at most that much above its high
+		 * water mark */
+		size_t run = 0;
+
+		str_batch_begin();
 		for (int n = 0;; n++) {
-			if (!canputnext(e->rq)) {
-				blocked = true;	/* back-enabled later */
-				break;
-			}
-			if (n == PULL_BATCH && !arm) {
+			if (n > 0 && n % PULL_BATCH == 0 && !arm) {
 				/* enough for a reader that comes back for
 				 * more: a small batch stays in the cache */
+				break;
+			}
+			if (run >= PULL_RUN_BYTES ||
+			    (n > 0 && n % PULL_BATCH == 0)) {
+				str_batch_end();
+				str_batch_begin();
+				run = 0;
+			}
+			if (!canputnext(e->rq)) {
+				blocked = true;	/* back-enabled later */
 				break;
 			}
 			if ((mp = shr_get(seg, in, &err)) == NULL)
@@ -286,8 +302,10 @@ static bool pull_locked(struct shp_end *e, bool arm)
 					err = 0;	/* the record is gone */
 				break;
 			}
+			run += msgdsize(mp) + 1;	/* (empty ones too) */
 			putnext(e->rq, mp);
 		}
+		str_batch_end();
 		if (shr_wake_producer(seg, in))
 			wake = true;
 		/* stopped with the ring empty: say we wait for data */
