@@ -220,6 +220,85 @@ static void test_pull_bounded(void)
 	close(fds[0]);
 }
 
+/* Records that cross a module with a perimeter keep their order: while
+ * a thread of ours writes through testmod (holding its queue-pair
+ * perimeter), records pulled up meet the busy perimeter and are left to
+ * its owner, which delivers them at once; the pull must not hold those
+ * before them back in a run (shmpipe.c batches only straight into the
+ * head). */
+#define ORDER_N 100000
+
+static volatile int order_stop;
+
+static void *order_writer(void *arg)
+{
+	int fd = *(int *)arg;
+
+	while (!order_stop)
+		(void)write(fd, "w", 1);
+	return NULL;
+}
+
+static void test_pull_order_module(void)
+{
+	int fds[2];
+	pthread_t t;
+	pid_t pid;
+	uint32_t v, next = 0;
+
+	open_pipe(fds);
+	pid = fork_flushed();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		int bad = 0;
+		char sink[256];
+		ssize_t r;
+
+		close(fds[0]);
+		/* non-blocking both ways: what the parent's thread writes is
+		 * taken whenever ours does not go, so that thread goes on */
+		CHECK_RET(set_nonblock(fds[1], true), 0);
+		for (uint32_t i = 0; i < ORDER_N;) {
+			if (write(fds[1], &i, sizeof(i)) == sizeof(i)) {
+				if (++i % 16 != 0)
+					continue;
+			} else if (errno != EAGAIN) {
+				bad++;	/* (the parent gave up: EPIPE) */
+				break;
+			}
+			while (read(fds[1], sink, sizeof(sink)) > 0)
+				;
+		}
+		/* then all of it, until the parent closes */
+		while ((r = read(fds[1], sink, sizeof(sink))) != 0) {
+			if (r < 0 && errno != EAGAIN)
+				break;
+			if (r < 0)
+				pause_ms(1);
+		}
+		child_exit(bad);
+	}
+	close(fds[1]);
+	CHECK_RET(ioctl(fds[0], I_PUSH, "testmod"), 0);
+	order_stop = 0;
+	REQUIRE(pthread_create(&t, NULL, order_writer, &fds[0]) == 0);
+	while (next < ORDER_N) {
+		ssize_t n = read(fds[0], &v, sizeof(v));
+
+		if (n != sizeof(v) || v != next) {
+			CHECK_RET(n, (ssize_t)sizeof(v));
+			CHECK_EQ(v, next);
+			break;
+		}
+		next++;
+	}
+	CHECK_EQ(next, ORDER_N);
+	order_stop = 1;
+	pthread_join(t, NULL);
+	close(fds[0]);
+	CHECK_EQ(wait_child(pid), 0);
+}
+
 /* poll() in one process wakes when the other writes; non-blocking reads
  * say EAGAIN before. */
 static void test_poll(void)
@@ -876,6 +955,7 @@ int main(void)
 	test_msgs();
 	test_flow();
 	test_pull_bounded();
+	test_pull_order_module();
 	test_poll();
 	test_pingpong();
 	test_shared_ends();

@@ -264,6 +264,7 @@ static bool pull_locked(struct shp_end *e, bool arm)
 	int in = 1 - e->side, err = 0;
 	bool wake = false, again;
 	mblk_t *mp;
+	queue_t *nq;
 
 	do {
 		bool blocked = false;
@@ -274,7 +275,11 @@ static bool pull_locked(struct shp_end *e, bool arm)
 		 * sleepers per record; a run ends after PULL_BATCH records
 		 * or PULL_RUN_BYTES, so that canputnext counts it before the
 		 * next: the head holds at most that much above its high
-		 * water mark */
+		 * water mark.  Only straight into the head: through a module
+		 * a record may reach the head from another thread (the
+		 * owner of a busy perimeter, a service procedure) while the
+		 * run still holds the records before it, so there each goes
+		 * at once */
 		size_t run = 0;
 
 		str_batch_begin();
@@ -302,7 +307,11 @@ static bool pull_locked(struct shp_end *e, bool arm)
 					err = 0;	/* the record is gone */
 				break;
 			}
-			run += msgdsize(mp) + 1;	/* (empty ones too) */
+			run += msgsize(mp) + 1;	/* (empty ones too) */
+			nq = __atomic_load_n(&e->rq->q_next, __ATOMIC_ACQUIRE);
+			if (!(__atomic_load_n(&nq->q_flag, __ATOMIC_RELAXED) &
+			      QHEAD))
+				str_batch_flush();	/* (what came before) */
 			putnext(e->rq, mp);
 		}
 		str_batch_end();
