@@ -38,8 +38,9 @@
  * Locking.  ep->lock (a strlock: short holds, taken for every data
  * request of /dev/tcp) protects the fields marked "lock"; it is never
  * held across putnext/qreply (they run other modules' code) nor across a
- * socket call that may block (none do: the socket is non-blocking).  Data paths have their own try-locks in the protocol's
- * part (one flusher, one puller at a time).
+ * socket call that may block (none do: the socket is non-blocking).
+ * Data paths have their own try-locks in the protocol's part (one
+ * flusher, one puller at a time).
  */
 #ifndef STREAMS_INET_H
 #define STREAMS_INET_H
