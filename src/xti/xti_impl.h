@@ -177,7 +177,7 @@ struct xti_ep {
 
 /* ep_state and ep_info are written under ep_lock with atomic stores,
  * so that the data calls' entries may read them without it
- * (xti_begin_err, xti_sizes_load): a state or sizes some other thread is
+ * (xti_begin_err, xti_begin_snd): a state or sizes some other thread is
  * changing at that moment are read before or after the change, each
  * field of ep_info on its own. */
 static inline void xti_set_state(struct xti_ep *ep, int st)
@@ -189,7 +189,6 @@ void xti_set_info(struct xti_ep *ep, const struct T_info_ack *ia);
 struct xti_sizes {
 	t_scalar_t tsdu, etsdu, tidu, addr, opt, pflag;
 };
-void xti_sizes_load(const struct xti_ep *ep, struct xti_sizes *sz);
 /* Is any message held?  (Without ep_lock: only a hint that the caller
  * must look under the lock.) */
 static inline bool xti_held_any(const struct xti_ep *ep)

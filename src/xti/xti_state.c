@@ -77,20 +77,18 @@ void xti_set_info(struct xti_ep *ep, const struct T_info_ack *ia)
 		__atomic_store_n(&d[i], s[i], __ATOMIC_RELAXED);
 }
 
-#define SIZES(sz, ia, LOAD) do {					\
-	(sz)->tsdu = LOAD((ia)->TSDU_size);				\
-	(sz)->etsdu = LOAD((ia)->ETSDU_size);				\
-	(sz)->tidu = LOAD((ia)->TIDU_size);				\
-	(sz)->addr = LOAD((ia)->ADDR_size);				\
-	(sz)->opt = LOAD((ia)->OPT_size);				\
-	(sz)->pflag = LOAD((ia)->PROVIDER_flag);			\
-} while (0)
-#define RELAXED(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
-#define PLAIN(x)	(x)
-
-void xti_sizes_load(const struct xti_ep *ep, struct xti_sizes *sz)
+/* What a send checks of ep_info, field by field (with or without
+ * ep_lock: see xti_set_state). */
+static void sizes_load(const struct xti_ep *ep, struct xti_sizes *sz)
 {
-	SIZES(sz, &ep->ep_info, RELAXED);
+#define LD(f)	__atomic_load_n(&ep->ep_info.f, __ATOMIC_RELAXED)
+	sz->tsdu = LD(TSDU_size);
+	sz->etsdu = LD(ETSDU_size);
+	sz->tidu = LD(TIDU_size);
+	sz->addr = LD(ADDR_size);
+	sz->opt = LD(OPT_size);
+	sz->pflag = LD(PROVIDER_flag);
+#undef LD
 }
 
 int xti_begin_err(const struct xti_ep *ep, int need, int ev1, int ev2)
@@ -159,14 +157,14 @@ struct xti_ep *xti_begin_snd(int fd, int need, int ev, int mask,
 		err = xti_begin_err(ep, need, ev, -1);
 		if (err != 0)
 			return begin_fail(ep, err, true);
-		xti_sizes_load(ep, sz);
+		sizes_load(ep, sz);
 		*held = 0;
 		return ep;
 	}
 	ep = begin_checked(ep, need, ev, -1, true);
 	if (ep == NULL)
 		return NULL;
-	SIZES(sz, &ep->ep_info, PLAIN);
+	sizes_load(ep, sz);
 	*held = xti_held_event(ep, mask);
 	pthread_mutex_unlock(&ep->ep_lock);
 	return ep;
