@@ -190,8 +190,6 @@ struct dg {
 					   not find it empty); clear: a
 					   KEV_PULL costs no system call, and
 					   POLLIN is armed */
-	uint32_t drops_seen;		/* rx_lock: the socket's drop count
-					   (SO_RXQ_OVFL) last seen */
 	uint64_t tx_last;		/* atomic: ns of the last send */
 	uint64_t look_last;		/* atomic: ns of the last KEV_LOOK
 					   that asked the socket */
@@ -1132,8 +1130,9 @@ static void note_drops(struct inet_ep *ep, struct msghdr *mh)
 			uint32_t v;
 
 			memcpy(&v, CMSG_DATA(c), sizeof(v));
-			if (v != DG(ep)->drops_seen) {
-				DG(ep)->drops_seen = v;
+			/* (rx_overflows: written here only, rx_lock) */
+			if (v != __atomic_load_n(&ep->cnt.rx_overflows,
+						 __ATOMIC_RELAXED)) {
 				__atomic_store_n(&ep->cnt.rx_overflows, v,
 						 __ATOMIC_RELAXED);
 				__atomic_store_n(&ep->ke.ke_nospin_until,
