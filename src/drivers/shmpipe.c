@@ -284,13 +284,14 @@ static bool pull_locked(struct shp_end *e, bool arm)
 
 		str_batch_begin();
 		for (int n = 0;; n++) {
-			if (n > 0 && n % PULL_BATCH == 0 && !arm) {
+			bool full = n > 0 && n % PULL_BATCH == 0;
+
+			if (full && !arm) {
 				/* enough for a reader that comes back for
 				 * more: a small batch stays in the cache */
 				break;
 			}
-			if (run >= PULL_RUN_BYTES ||
-			    (n > 0 && n % PULL_BATCH == 0)) {
+			if (full || run >= PULL_RUN_BYTES) {
 				str_batch_end();
 				str_batch_begin();
 				run = 0;
