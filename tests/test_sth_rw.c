@@ -14,6 +14,7 @@
  * nothing lost).
  */
 #include "sth.h"
+#include "sthead.h"		/* sth_ucopy */
 
 #include <limits.h>
 #include <stdlib.h>
@@ -282,6 +283,43 @@ static void test_lengths(void)
 	CHECK_EQ(bad, 0);
 	CHECK_RET(close(p[0]), 0);
 	CHECK_RET(close(p[1]), 0);
+	free(src);
+	free(dst);
+}
+
+/* The long copies by the destination's offset from the source within a
+ * page: rep movsb where that offset is 0 or 64 and more, the AVX (SSE,
+ * STREAMS_NOAVX=1) loop where it is 1 to 63, on which some x86 CPUs'
+ * rep movsb crawls byte by byte (sth_ucopy.c).  Called directly, for
+ * the library's own blocks are not where a test could place them. */
+static void test_ucopy_offsets(void)
+{
+	static const int delta[] = { 0, 1, 8, 31, 32, 63, 64, 65, 4032, 4095 };
+	static const size_t len[] = { 2048, 2049, 8193, 16384, 16397 };
+	enum { PAGE = 4096, SLACK = 64 };
+	unsigned char *src = aligned_alloc(PAGE, 5 * PAGE);
+	unsigned char *dst = aligned_alloc(PAGE, 7 * PAGE);
+	int bad = 0;
+
+	REQUIRE(src != NULL && dst != NULL);
+	sth_ucopy_init();
+	for (size_t k = 0; k < sizeof(len) / sizeof(len[0]); k++)
+		for (size_t d = 0; d < sizeof(delta) / sizeof(delta[0]); d++) {
+			size_t so = (k * 24) % 64, n = len[k];
+			unsigned char *s = src + so;
+			unsigned char *t = dst + PAGE + so + delta[d];
+
+			for (size_t i = 0; i < n; i++)
+				s[i] = (unsigned char)(i * 13 + d + k + i / 255);
+			memset(dst, 0x5a, 7 * PAGE);
+			CHECK_EQ(sth_ucopy(t, s, n), 0);
+			bad += memcmp(t, s, n) != 0;
+			for (unsigned char *c = t - SLACK; c < t; c++)
+				bad += *c != 0x5a;
+			for (unsigned char *c = t + n; c < t + n + SLACK; c++)
+				bad += *c != 0x5a;
+		}
+	CHECK_EQ(bad, 0);
 	free(src);
 	free(dst);
 }
@@ -680,6 +718,7 @@ int main(void)
 	test_protmodes();
 	test_zero();
 	test_lengths();
+	test_ucopy_offsets();
 	test_vectors();
 	test_big_write();
 	test_block_read();
