@@ -176,6 +176,56 @@ static void test_flow(void)
 	close(fds[0]);
 }
 
+/* A write() between processes goes from the writer's buffer straight
+ * into the ring (shmpipe's ke_write): a buffer that faults at once, or
+ * after its first 1000 bytes, is EFAULT and leaves nothing in the ring;
+ * what is written around it arrives whole and in order. */
+static void test_write_efault(void)
+{
+	unsigned char *two = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *edge;
+	int fds[2];
+	pid_t pid;
+
+	REQUIRE(two != MAP_FAILED);
+	REQUIRE(mprotect(two + 4096, 4096, PROT_NONE) == 0);
+	edge = two + 4096 - 1000;	/* 1000 good bytes, then the hole */
+	memset(two, 'e', 4096);
+	open_pipe(fds);
+	pid = fork_flushed();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		static const char *want[] = { "one", "two", "three" };
+		char d[8192];
+		int bad = 0;
+
+		close(fds[0]);
+		for (int i = 0; i < 3; i++) {
+			struct strbuf dat = { sizeof(d), 0, d };
+			int flags = 0;
+
+			if (getmsg(fds[1], NULL, &dat, &flags) != 0 ||
+			    dat.len != (int)strlen(want[i]) ||
+			    memcmp(d, want[i], strlen(want[i])) != 0) {
+				fprintf(stderr, "message %d: len %d\n", i,
+					dat.len);
+				bad++;
+			}
+		}
+		exit(bad);
+	}
+	close(fds[1]);
+	CHECK_RET(write(fds[0], "one", 3), 3);
+	CHECK_ERR(write(fds[0], bad_address(), 100), EFAULT);
+	CHECK_RET(write(fds[0], "two", 3), 3);
+	CHECK_ERR(write(fds[0], edge, 3000), EFAULT);
+	CHECK_RET(write(fds[0], "three", 5), 5);
+	CHECK_EQ(wait_child(pid), 0);
+	close(fds[0]);
+	munmap(two, 8192);
+}
+
 /* A reader's pull from a full ring stops at the head's high water mark
  * (STRHIGH, 64 KiB) within a run (PULL_RUN_BYTES, 16 KiB): 4 KiB
  * messages, so 16 at the head after one read, not a whole PULL_BATCH of
@@ -954,6 +1004,7 @@ int main(void)
 	test_oneway();
 	test_msgs();
 	test_flow();
+	test_write_efault();
 	test_pull_bounded();
 	test_pull_order_module();
 	test_poll();

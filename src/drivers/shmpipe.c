@@ -13,7 +13,12 @@
  *
  * Write side: messages go into the ring at once when there is room and
  * nothing is queued ahead of them; otherwise onto the write queue, which
- * fills, so the stream head blocks writers as with any driver.  High
+ * fills, so the stream head blocks writers as with any driver.  A
+ * write() on an end with no module pushed skips the message block: the
+ * head hands the driver the writer's buffer (strkev's ke_write), and
+ * the bytes are copied once, into the ring, under the same conditions
+ * (else the head sends the message the ordinary way).  At 1 KiB that is
+ * 1764 user instructions a message, writer and reader, against 2164.  High
  * priority messages may use a reserve the ordinary ones may not, so an
  * M_FLUSH or M_PCPROTO is not stuck behind a full ring.  M_FLUSH flushes
  * this end's write queue and crosses (the head at the other end turns it
@@ -606,6 +611,40 @@ static int shp_wput(queue_t *q, mblk_t *mp)
 	return 0;
 }
 
+/*
+ * A write() straight into the ring (strkev's ke_write): the bytes go
+ * from the writer's buffer to the ring, with no message block made,
+ * copied and freed on the way.  Only when shp_wput would have put that
+ * message into the ring at once: nothing queued before it, the peer
+ * there, room without waiting.  Otherwise 0, and the head sends the
+ * message the ordinary way, which queues or waits as shp_wput does.
+ */
+static int shp_write(struct strkev *ke, const void *buf, size_t len,
+		     int flag, int (*copy)(void *, const void *, size_t))
+{
+	struct shp_end *e = (struct shp_end *)ke;
+	struct shr_seg *seg = &e->map->seg;
+	size_t need = shr_datasize(seg, len);
+	bool wake = false;
+	int err;
+
+	if (need == 0 || !q_idle(WR(e->rq)) ||
+	    __atomic_load_n(&e->peer_gone, __ATOMIC_ACQUIRE))
+		return 0;
+	shr_plock(seg, e->side);
+	if (!shr_room(seg, e->side, need + HIPRI_RESERVE)) {
+		shr_punlock(seg, e->side);
+		return 0;
+	}
+	err = shr_put_data(seg, e->side, buf, len, flag, copy);
+	if (err == 0)
+		wake = shr_wake_consumer(seg, e->side);
+	shr_punlock(seg, e->side);
+	if (wake)
+		ring_doorbell(e);
+	return err != 0 ? -err : 1;
+}
+
 /* ---- events ---- */
 
 static void shp_run(struct strkev *ke, unsigned revents)
@@ -710,6 +749,7 @@ static struct shp_end *end_new(struct shp_map *m, int side, int fd,
 	e->ke.ke_fd = fd;
 	e->fdsock = fdsock;
 	e->ke.ke_run = shp_run;
+	e->ke.ke_write = shp_write;
 	e->map = m;
 	e->side = side;
 	return e;

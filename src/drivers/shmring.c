@@ -378,6 +378,41 @@ void shr_put(struct shr_seg *seg, int i, const mblk_t *mp)
 	__atomic_store_n(&r->tail, tail + off, __ATOMIC_SEQ_CST);
 }
 
+size_t shr_datasize(const struct shr_seg *seg, size_t len)
+{
+	size_t n = sizeof(struct rec_hdr) + sizeof(struct blk_hdr);
+
+	if (len > shr_maxrec(seg) || n + ALIGN8(len) > shr_maxrec(seg))
+		return 0;
+	return n + ALIGN8(len);
+}
+
+int shr_put_data(struct shr_seg *seg, int i, const void *src, size_t len,
+		 int flag, int (*copy)(void *, const void *, size_t))
+{
+	struct shr_ring *r = &seg->hdr->ring[i];
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
+	unsigned char *p = seg->data[i] + (tail & (seg->ringsize - 1));
+	struct rec_hdr rh = { 0 };
+	struct blk_hdr bh = { 0 };
+	size_t off = sizeof(rh) + sizeof(bh);
+	int err;
+
+	/* (nothing is published until tail moves: a failed copy leaves
+	 * only bytes past the tail, which nobody reads) */
+	if (len != 0 && (err = copy(p + off, src, len)) != 0)
+		return err;
+	bh.type = M_DATA;
+	bh.len = (uint32_t)len;
+	memcpy(p + sizeof(rh), &bh, sizeof(bh));
+	rh.len = (uint32_t)(off + ALIGN8(len));
+	rh.nblk = 1;
+	rh.flag = (uint32_t)flag & REC_FLAGS;
+	memcpy(p, &rh, sizeof(rh));
+	__atomic_store_n(&r->tail, tail + rh.len, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
 bool shr_put_raw(struct shr_seg *seg, int i, const void *b, size_t len)
 {
 	struct shr_ring *r = &seg->hdr->ring[i];

@@ -118,6 +118,14 @@ void shr_punlock(struct shr_seg *seg, int i);
 bool shr_room(struct shr_seg *seg, int i, size_t need);
 void shr_put(struct shr_seg *seg, int i, const mblk_t *mp);
 void shr_wait_room(struct shr_seg *seg, int i);
+/* A message of one M_DATA block of len bytes (b_flag flag), copied
+ * straight from src by copy (a stream head's copy from application
+ * memory, which may fail): the record's size (0: never fits a ring),
+ * and the put, lock held and room checked like shr_put's -- 0, or
+ * copy's error with nothing published. */
+size_t shr_datasize(const struct shr_seg *seg, size_t len);
+int shr_put_data(struct shr_seg *seg, int i, const void *src, size_t len,
+		 int flag, int (*copy)(void *, const void *, size_t));
 /* For tests and fuzzing, producer's lock held: append len bytes (a
  * multiple of 8 that fits) to ring i as if they were records; false if
  * they do not fit. */

@@ -668,6 +668,17 @@ struct strkev {
 	 * reader on its CPU is handed the time a spinning, yielding reader
 	 * gives up, and overruns the socket); atomic */
 	uint64_t ke_nospin_until;
+	/* Set by the driver, or NULL: a write() of len bytes of
+	 * application memory as one M_DATA message (b_flag flag), put
+	 * straight where the driver's put procedure would put it, without
+	 * a message block.  For a stream head whose write queue's q_next
+	 * is the driver's write queue (no module between), once its flow
+	 * control let the write go; copy is the head's copy from
+	 * application memory.  1: done; 0: not now, nothing done (the
+	 * head sends an ordinary message); or copy's errno, negated,
+	 * nothing sent.  Called inside an entry. */
+	int (*ke_write)(struct strkev *ke, const void *buf, size_t len,
+			int flag, int (*copy)(void *, const void *, size_t));
 	/* private to kev.c (kev_lock) */
 	unsigned ke_slot;
 	unsigned ke_gen;

@@ -221,6 +221,7 @@ static ssize_t write_plain(struct wctx *c, const void *buf, size_t len,
 			   int *errp)
 {
 	struct sthead *sh = c->sh;
+	struct strkev *ke;
 	long minpsz, maxpsz;
 	mblk_t *mp;
 
@@ -230,8 +231,24 @@ static ssize_t write_plain(struct wctx *c, const void *buf, size_t len,
 	    (sh->sh_strmsgsz != 0 && sh->sh_strmsgsz < len) ||
 	    __atomic_load_n(&sh->sh_wroff, __ATOMIC_RELAXED) != 0)
 		return -2;
-	if ((*errp = wait_flow(c, 0)) != 0 ||
-	    (mp = alloc_wait(c, len, errp)) == NULL)
+	if ((*errp = wait_flow(c, 0)) != 0)
+		return -1;
+	if ((ke = __atomic_load_n(&sh->sh_sd.sd_kev, __ATOMIC_ACQUIRE)) !=
+	    NULL && ke->ke_write != NULL &&
+	    __atomic_load_n(&sh->sh_sd.sd_wq->q_next, __ATOMIC_ACQUIRE) ==
+	    WR(ke->ke_rq)) {
+		/* no module below: the driver may take the bytes itself */
+		int r = ke->ke_write(ke, buf, len, (sh_flags(sh) & STRDELIM) ?
+				     MSGDELIM : 0, sth_ucopy);
+
+		if (r > 0)
+			return (ssize_t)len;
+		if (r < 0) {
+			*errp = -r;
+			return -1;
+		}
+	}
+	if ((mp = alloc_wait(c, len, errp)) == NULL)
 		return -1;
 	if (sth_ucopy(mp->b_wptr, buf, len) != 0) {
 		freemsg(mp);
