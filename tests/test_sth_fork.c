@@ -226,6 +226,100 @@ static void test_write_efault(void)
 	munmap(two, 8192);
 }
 
+/* A STREAMS pipe and a plain pipe to say "written", then fork(): the
+ * child keeps fds[1] and sync[1], the parent fds[0] and sync[0]. */
+static pid_t fork_synced(int fds[2], int sync[2])
+{
+	pid_t pid;
+
+	open_pipe(fds);
+	REQUIRE(pipe(sync) == 0);
+	pid = fork_flushed();
+	REQUIRE(pid >= 0);
+	close(pid == 0 ? fds[0] : fds[1]);
+	close(pid == 0 ? sync[0] : sync[1]);
+	return pid;
+}
+
+/* A read() between processes takes a plain message straight from the
+ * ring (shmpipe's ke_read): into a buffer that faults it is EFAULT and
+ * the message stays for the next read; one longer than the buffer is
+ * read in parts (RNORM), and the parts of the rest in order. */
+static void test_read_efault(void)
+{
+	char buf[256];
+	int fds[2], sync[2];
+	pid_t pid = fork_synced(fds, sync);
+
+	if (pid == 0) {
+		char big[100];
+		int bad = 0;
+
+		memset(big, 'b', sizeof(big));
+		bad += write(fds[1], "abc", 3) != 3;
+		bad += write(fds[1], big, sizeof(big)) != sizeof(big);
+		bad += write(fds[1], "xyz", 3) != 3;
+		bad += write(sync[1], "w", 1) != 1;	/* all three written */
+		close(sync[1]);
+		exit(bad);
+	}
+	CHECK_RET(read(sync[0], buf, 1), 1);
+	CHECK_ERR(read(fds[0], bad_address(), sizeof(buf)), EFAULT);
+	CHECK_RET(ioctl(fds[0], I_SRDOPT, RMSGN), 0);
+	CHECK_RET(read(fds[0], buf, sizeof(buf)), 3);
+	CHECK(memcmp(buf, "abc", 3) == 0);
+	CHECK_RET(read(fds[0], buf, 30), 30);
+	CHECK_RET(read(fds[0], buf + 30, sizeof(buf) - 30), 70);
+	CHECK_RET(read(fds[0], buf + 100, sizeof(buf) - 100), 3);
+	CHECK(memcmp(buf + 100, "xyz", 3) == 0);
+	for (int i = 0; i < 100; i++)
+		if (buf[i] != 'b') {
+			CHECK_EQ(buf[i], 'b');
+			break;
+		}
+	CHECK_EQ(wait_child(pid), 0);
+	close(sync[0]);
+	close(fds[0]);
+}
+
+/* With a module pushed, data goes through it both ways: neither the
+ * write into the ring nor the read out of it passes the module by
+ * (testmod counts what passes, TM_COUNT). */
+static void test_direct_module(void)
+{
+	char buf[16];
+	int fds[2], sync[2];
+	pid_t pid = fork_synced(fds, sync);
+
+	if (pid == 0) {
+		int bad = 0;
+
+		bad += ioctl(fds[1], I_PUSH, "testmod") != 0;
+		bad += ioctl(fds[1], I_SRDOPT, RMSGN) != 0;
+		for (int i = 0; i < 10; i++)
+			bad += write(fds[1], "m", 1) != 1;
+		bad += do_str(fds[1], TM_COUNT, NULL, 0, 0, NULL) < 10;
+		/* the ten are in the ring before the reader reads */
+		bad += write(sync[1], "w", 1) != 1;
+		close(sync[1]);
+		/* (and the reader's ten back) */
+		for (int i = 0; i < 10; i++)
+			bad += read(fds[1], buf, sizeof(buf)) != 1;
+		exit(bad);
+	}
+	CHECK_RET(ioctl(fds[0], I_PUSH, "testmod"), 0);
+	CHECK_RET(ioctl(fds[0], I_SRDOPT, RMSGN), 0);
+	CHECK_RET(read(sync[0], buf, 1), 1);
+	close(sync[0]);
+	for (int i = 0; i < 10; i++)
+		CHECK_RET(read(fds[0], buf, sizeof(buf)), 1);
+	CHECK(do_str(fds[0], TM_COUNT, NULL, 0, 0, NULL) >= 10);
+	for (int i = 0; i < 10; i++)
+		CHECK_RET(write(fds[0], "r", 1), 1);
+	CHECK_EQ(wait_child(pid), 0);
+	close(fds[0]);
+}
+
 /* A reader's pull from a full ring stops at the head's high water mark
  * (STRHIGH, 64 KiB) within a run (PULL_RUN_BYTES, 16 KiB): 4 KiB
  * messages, so 16 at the head after one read, not a whole PULL_BATCH of
@@ -1005,6 +1099,8 @@ int main(void)
 	test_msgs();
 	test_flow();
 	test_write_efault();
+	test_read_efault();
+	test_direct_module();
 	test_pull_bounded();
 	test_pull_order_module();
 	test_poll();

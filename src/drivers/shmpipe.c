@@ -17,8 +17,7 @@
  * write() on an end with no module pushed skips the message block: the
  * head hands the driver the writer's buffer (strkev's ke_write), and
  * the bytes are copied once, into the ring, under the same conditions
- * (else the head sends the message the ordinary way).  At 1 KiB that is
- * 1764 user instructions a message, writer and reader, against 2164.  High
+ * (else the head sends the message the ordinary way).  High
  * priority messages may use a reserve the ordinary ones may not, so an
  * M_FLUSH or M_PCPROTO is not stuck behind a full ring.  M_FLUSH flushes
  * this end's write queue and crosses (the head at the other end turns it
@@ -32,7 +31,13 @@
  * (back-enabled when the head drains), in the I/O thread when the
  * doorbell rings (kev.c), and in a reader's own thread just before its
  * stream head would wait (sd_kev).  One puller at a time per end
- * (sp_pull, a try-lock: whoever holds it sees the new records).
+ * (the pull lock, a try-lock: whoever holds it sees the new records).  A
+ * read() on an end with no module pushed and nothing at its head takes
+ * the next record straight into the reader's buffer when it is plain
+ * data that fits (strkev's ke_read, holding the pull lock, so records
+ * still come in the ring's order); any other record is pulled.  With
+ * both short ways, a 1 KiB message costs 1310 user instructions,
+ * writer and reader together, against 2164 through message blocks.
  *
  * Doorbells and hangup.  The two ends share a SOCK_SEQPACKET socketpair,
  * one socket per end, close-on-exec, held by every process holding that
@@ -645,6 +650,39 @@ static int shp_write(struct strkev *ke, const void *buf, size_t len,
 	return err != 0 ? -err : 1;
 }
 
+/*
+ * A read() straight from the ring (strkev's ke_read): the next record,
+ * when it is plain data that fits, goes into the reader's buffer with
+ * no message block made, queued, copied and freed.  Only the front
+ * record and only when no pull is running (a pull's run may hold
+ * records the head has not queued yet), so the order is the ring's.
+ * Any other record, an empty ring, a hangup: 0, and the head pulls.
+ */
+static ssize_t shp_read(struct strkev *ke, void *buf, size_t len,
+			int (*copy)(void *, const void *, size_t))
+{
+	struct shp_end *e = (struct shp_end *)ke;
+	struct shr_seg *seg = &e->map->seg;
+	int in = 1 - e->side, note;
+	bool wake;
+	ssize_t r;
+
+	if (!shr_peek(seg, in) || !strtrylock(&e->pull))
+		return 0;
+	shr_clock(seg, in);
+	r = shr_get_data(seg, in, buf, len, copy);
+	wake = shr_wake_producer(seg, in);
+	shr_cunlock(seg, in);
+	strunlock(&e->pull);
+	if (wake)
+		ring_doorbell(e);
+	/* a pull asked for while we held the lock is ours to do (pull) */
+	if ((note = __atomic_exchange_n(&e->pull_again, 0,
+					__ATOMIC_SEQ_CST)) != 0)
+		pull(e, (note & 2) != 0);
+	return r;
+}
+
 /* ---- events ---- */
 
 static void shp_run(struct strkev *ke, unsigned revents)
@@ -750,6 +788,7 @@ static struct shp_end *end_new(struct shp_map *m, int side, int fd,
 	e->fdsock = fdsock;
 	e->ke.ke_run = shp_run;
 	e->ke.ke_write = shp_write;
+	e->ke.ke_read = shp_read;
 	e->map = m;
 	e->side = side;
 	return e;

@@ -518,6 +518,34 @@ corrupt:
 	return NULL;
 }
 
+ssize_t shr_get_data(struct shr_seg *seg, int i, void *dst, size_t room,
+		     int (*copy)(void *, const void *, size_t))
+{
+	struct shr_ring *r = &seg->hdr->ring[i];
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	const unsigned char *p = seg->data[i] + (head & (seg->ringsize - 1));
+	size_t avail = (size_t)(tail - head), off = sizeof(struct rec_hdr);
+	struct rec_hdr rh;
+	struct blk_hdr bh;
+	int err;
+
+	if (avail < off + sizeof(bh) || avail > seg->ringsize)
+		return 0;
+	/* (checked in our copies: the peer may write the ring still) */
+	memcpy(&rh, p, sizeof(rh));
+	memcpy(&bh, p + off, sizeof(bh));
+	off += sizeof(bh);
+	if (rh.nblk != 1 || rh.band != 0 || rh.flag != 0 ||
+	    bh.type != M_DATA || bh.len == 0 || bh.len > room ||
+	    rh.len != off + ALIGN8((size_t)bh.len) || rh.len > avail)
+		return 0;
+	if ((err = copy(dst, p + off, bh.len)) != 0)
+		return -err;
+	__atomic_store_n(&r->head, head + rh.len, __ATOMIC_SEQ_CST);
+	return (ssize_t)bh.len;
+}
+
 bool shr_wake_producer(struct shr_seg *seg, int i)
 {
 	struct shr_ring *r = &seg->hdr->ring[i];

@@ -44,6 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stream.h>
+#include <sys/types.h>
 
 #define SHR_MAGIC	0x53485250u	/* "SHRP" */
 #define SHR_VERSION	4	/* 4: M_PASSFP records (shmpipe.c) */
@@ -142,6 +143,14 @@ void shr_clock(struct shr_seg *seg, int i);
 void shr_cunlock(struct shr_seg *seg, int i);
 mblk_t *shr_get(struct shr_seg *seg, int i, int *err);
 bool shr_peek(struct shr_seg *seg, int i);
+/* The next record straight into dst by copy (a stream head's copy to
+ * application memory), consumers' lock held: its length when it is a
+ * one-block M_DATA message in band 0 with no b_flag, of 1..room bytes;
+ * 0 and nothing done when the ring is empty or the record is any other
+ * (shr_get takes it, and judges it); copy's error, negated, with the
+ * record left in place. */
+ssize_t shr_get_data(struct shr_seg *seg, int i, void *dst, size_t room,
+		     int (*copy)(void *, const void *, size_t));
 bool shr_wait_data(struct shr_seg *seg, int i);
 /* After getting: must the producer's doorbell be rung?  (clears pwait
  * once half the ring is free) */

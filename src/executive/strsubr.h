@@ -679,6 +679,15 @@ struct strkev {
 	 * nothing sent.  Called inside an entry. */
 	int (*ke_write)(struct strkev *ke, const void *buf, size_t len,
 			int flag, int (*copy)(void *, const void *, size_t));
+	/* Set by the driver, or NULL: the reading side's counterpart, for
+	 * a stream head whose read queue is the driver read queue's
+	 * q_next and holds nothing: the next message straight into
+	 * application memory (len bytes of room) when it is one M_DATA
+	 * block of band 0, no flags, that fits.  Its length; 0: not now,
+	 * nothing done (the head pulls and reads the ordinary way); or
+	 * copy's errno, negated, the message left.  Inside an entry. */
+	ssize_t (*ke_read)(struct strkev *ke, void *buf, size_t len,
+			   int (*copy)(void *, const void *, size_t));
 	/* private to kev.c (kev_lock) */
 	unsigned ke_slot;
 	unsigned ke_gen;

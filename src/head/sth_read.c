@@ -1237,6 +1237,21 @@ static inline mblk_t *lone_front(struct sthead *sh, size_t room,
 	return str_getq_lone(sh->sh_sd.sd_rq, room, &sh->sh_rflushgen, gen);
 }
 
+/* With nothing queued at the head: the driver's next message straight
+ * into the reader's buffer, when the driver can (strkev's ke_read) and
+ * no module sits between it and the head.  Bytes, 0, or -errno. */
+static ssize_t read_direct(struct sthead *sh, void *buf, size_t room)
+{
+	struct strkev *ke = __atomic_load_n(&sh->sh_sd.sd_kev,
+					    __ATOMIC_ACQUIRE);
+
+	if (ke == NULL || ke->ke_read == NULL || room == 0 ||
+	    __atomic_load_n(&ke->ke_rq->q_next, __ATOMIC_ACQUIRE) !=
+	    sh->sh_sd.sd_rq)
+		return 0;
+	return ke->ke_read(ke, buf, room, sth_ucopy);
+}
+
 /*
  * The common read, taken before the general loop: whole one-block M_DATA
  * messages from the reader's cache (or a lone one from the queue) into a
@@ -1261,10 +1276,25 @@ static bool read_plain(struct sthead *sh, const struct iovec *iov,
 
 		if (mp == NULL) {
 			if ((mp = plain_front(sh, &empty)) == NULL) {
+				ssize_t r = empty ? read_direct(sh,
+					(char *)iov->iov_base + *iovoff,
+					room) : 0;
+
+				if (r > 0) {
+					*iovoff += (size_t)r;
+					*copied += r;
+					if ((rdopt & RMODEMASK) != RNORM &&
+					    (rdopt & RMODEMASK) != RFILL)
+						return true;
+					if (*iovoff == iov->iov_len)
+						return true;
+					continue;
+				}
 				/* nothing queued: a byte stream with something
 				 * already is done (the loop would say so),
-				 * else the loop waits */
-				return empty && *copied > 0;
+				 * else the loop waits (or, after a fault,
+				 * pulls and says EFAULT) */
+				return r == 0 && empty && *copied > 0;
 			}
 			if (!str_data_fits(mp, room))
 				return false;
