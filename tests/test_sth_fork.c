@@ -226,18 +226,21 @@ static void test_write_efault(void)
 	munmap(two, 8192);
 }
 
-/* A STREAMS pipe and a plain pipe to say "written", then fork(): the
- * child keeps fds[1] and sync[1], the parent fds[0] and sync[0]. */
-static pid_t fork_synced(int fds[2], int sync[2])
+/* A STREAMS pipe, then fork(): the child keeps fds[1], the parent
+ * fds[0]; with sync, a plain pipe too, to say "written" (the child
+ * keeps sync[1], the parent sync[0]). */
+static pid_t fork_ends(int fds[2], int *sync)
 {
 	pid_t pid;
 
 	open_pipe(fds);
-	REQUIRE(pipe(sync) == 0);
+	if (sync != NULL)
+		REQUIRE(pipe(sync) == 0);
 	pid = fork_flushed();
 	REQUIRE(pid >= 0);
 	close(pid == 0 ? fds[0] : fds[1]);
-	close(pid == 0 ? sync[0] : sync[1]);
+	if (sync != NULL)
+		close(pid == 0 ? sync[0] : sync[1]);
 	return pid;
 }
 
@@ -249,7 +252,7 @@ static void test_read_efault(void)
 {
 	char buf[256];
 	int fds[2], sync[2];
-	pid_t pid = fork_synced(fds, sync);
+	pid_t pid = fork_ends(fds, sync);
 
 	if (pid == 0) {
 		char big[100];
@@ -289,7 +292,7 @@ static void test_direct_module(void)
 {
 	char buf[16];
 	int fds[2], sync[2];
-	pid_t pid = fork_synced(fds, sync);
+	pid_t pid = fork_ends(fds, sync);
 
 	if (pid == 0) {
 		int bad = 0;
@@ -372,6 +375,25 @@ static void test_pull_bounded(void)
  * head). */
 #define ORDER_N 100000
 
+/* Read n records numbered 0, 1, ... (4 bytes each, one per read):
+ * how many came in order before the first that did not. */
+static uint32_t read_in_order(int fd, uint32_t n)
+{
+	uint32_t v, next = 0;
+
+	while (next < n) {
+		ssize_t r = read(fd, &v, sizeof(v));
+
+		if (r != sizeof(v) || v != next) {
+			CHECK_RET(r, (ssize_t)sizeof(v));
+			CHECK_EQ(v, next);
+			break;
+		}
+		next++;
+	}
+	return next;
+}
+
 static volatile int order_stop;
 
 static void *order_writer(void *arg)
@@ -388,7 +410,6 @@ static void test_pull_order_module(void)
 	int fds[2];
 	pthread_t t;
 	pid_t pid;
-	uint32_t v, next = 0;
 
 	open_pipe(fds);
 	pid = fork_flushed();
@@ -426,21 +447,50 @@ static void test_pull_order_module(void)
 	CHECK_RET(ioctl(fds[0], I_PUSH, "testmod"), 0);
 	order_stop = 0;
 	REQUIRE(pthread_create(&t, NULL, order_writer, &fds[0]) == 0);
-	while (next < ORDER_N) {
-		ssize_t n = read(fds[0], &v, sizeof(v));
-
-		if (n != sizeof(v) || v != next) {
-			CHECK_RET(n, (ssize_t)sizeof(v));
-			CHECK_EQ(v, next);
-			break;
-		}
-		next++;
-	}
-	CHECK_EQ(next, ORDER_N);
+	CHECK_EQ(read_in_order(fds[0], ORDER_N), ORDER_N);
 	order_stop = 1;
 	pthread_join(t, NULL);
 	close(fds[0]);
 	CHECK_EQ(wait_child(pid), 0);
+}
+
+/* Another thread's pulls (I_NREAD looks, which pull what the ring has)
+ * beside a reader that takes records straight from the ring
+ * (shmpipe's ke_read): the reader gets every record once and in order,
+ * never one from the ring ahead of those a pull has queued. */
+#define PULLER_N 20000
+static _Atomic int nread_stop;
+
+static void *nread_looker(void *arg)
+{
+	int fd = *(int *)arg, n;
+
+	while (!nread_stop)
+		(void)ioctl(fd, I_NREAD, &n);
+	return NULL;
+}
+
+static void test_read_order_puller(void)
+{
+	int fds[2];
+	pthread_t t;
+	pid_t pid = fork_ends(fds, NULL);
+
+	if (pid == 0) {
+		int bad = 0;
+
+		for (uint32_t i = 0; i < PULLER_N && !bad; i++)
+			bad += write(fds[1], &i, sizeof(i)) != sizeof(i);
+		exit(bad);
+	}
+	CHECK_RET(ioctl(fds[0], I_SRDOPT, RMSGN), 0);
+	nread_stop = 0;
+	REQUIRE(pthread_create(&t, NULL, nread_looker, &fds[0]) == 0);
+	CHECK_EQ(read_in_order(fds[0], PULLER_N), PULLER_N);
+	nread_stop = 1;
+	pthread_join(t, NULL);
+	CHECK_EQ(wait_child(pid), 0);
+	close(fds[0]);
 }
 
 /* poll() in one process wakes when the other writes; non-blocking reads
@@ -1103,6 +1153,7 @@ int main(void)
 	test_direct_module();
 	test_pull_bounded();
 	test_pull_order_module();
+	test_read_order_puller();
 	test_poll();
 	test_pingpong();
 	test_shared_ends();

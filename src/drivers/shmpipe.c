@@ -34,10 +34,14 @@
  * (the pull lock, a try-lock: whoever holds it sees the new records).  A
  * read() on an end with no module pushed and nothing at its head takes
  * the next record straight into the reader's buffer when it is plain
- * data that fits (strkev's ke_read, holding the pull lock, so records
- * still come in the ring's order); any other record is pulled.  With
- * both short ways, a 1 KiB message costs 1310 user instructions,
- * writer and reader together, against 2164 through message blocks.
+ * data that fits (strkev's ke_read: holding the pull lock, and only if
+ * the head is still empty then, so records keep the ring's order); any
+ * other record is pulled.  With both short ways, a 1 KiB message cost
+ * 1310 user instructions, writer and reader together, against 2164
+ * through message blocks (2026-11-28).  Both copy application memory
+ * with a ring lock held that other processes' writers (or readers) of
+ * that ring wait for: a page fault on a slow mapping (FUSE, NFS,
+ * userfaultfd) holds them up as long.
  *
  * Doorbells and hangup.  The two ends share a SOCK_SEQPACKET socketpair,
  * one socket per end, close-on-exec, held by every process holding that
@@ -654,9 +658,13 @@ static int shp_write(struct strkev *ke, const void *buf, size_t len,
  * A read() straight from the ring (strkev's ke_read): the next record,
  * when it is plain data that fits, goes into the reader's buffer with
  * no message block made, queued, copied and freed.  Only the front
- * record and only when no pull is running (a pull's run may hold
- * records the head has not queued yet), so the order is the ring's.
- * Any other record, an empty ring, a hangup: 0, and the head pulls.
+ * record, and only with the pull lock held and the queue above still
+ * empty: a pull that ran since the head looked has queued its records
+ * there (a pull's run is at the head by the time it lets the lock go),
+ * and those come first.  The caller holds the head's reader lock, so
+ * the reader's cache stays empty.  Any other record, an empty ring: 0,
+ * and the head pulls.  The last record taken from a ring whose writer
+ * has gone leaves the hangup to a pull, as pull_locked sends it.
  */
 static ssize_t shp_read(struct strkev *ke, void *buf, size_t len,
 			int (*copy)(void *, const void *, size_t))
@@ -669,16 +677,24 @@ static ssize_t shp_read(struct strkev *ke, void *buf, size_t len,
 
 	if (!shr_peek(seg, in) || !strtrylock(&e->pull))
 		return 0;
-	shr_clock(seg, in);
-	r = shr_get_data(seg, in, buf, len, copy);
-	wake = shr_wake_producer(seg, in);
-	shr_cunlock(seg, in);
+	if (__atomic_load_n(&e->rq->q_next->q_first, __ATOMIC_ACQUIRE) !=
+	    NULL) {
+		r = 0;		/* a pull came first: read what it queued */
+		wake = false;
+	} else {
+		shr_clock(seg, in);
+		r = shr_get_data(seg, in, buf, len, copy);
+		wake = shr_wake_producer(seg, in);
+		shr_cunlock(seg, in);
+	}
 	strunlock(&e->pull);
 	if (wake)
 		ring_doorbell(e);
-	/* a pull asked for while we held the lock is ours to do (pull) */
-	if ((note = __atomic_exchange_n(&e->pull_again, 0,
-					__ATOMIC_SEQ_CST)) != 0)
+	/* a pull asked for while we held the lock is ours to do (pull);
+	 * and the hangup after the last record */
+	note = __atomic_exchange_n(&e->pull_again, 0, __ATOMIC_SEQ_CST);
+	if (note != 0 || (__atomic_load_n(&e->peer_gone, __ATOMIC_ACQUIRE) &&
+			  !shr_peek(seg, in)))
 		pull(e, (note & 2) != 0);
 	return r;
 }

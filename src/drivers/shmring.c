@@ -398,10 +398,13 @@ int shr_put_data(struct shr_seg *seg, int i, const void *src, size_t len,
 	size_t off = sizeof(rh) + sizeof(bh);
 	int err;
 
-	/* (nothing is published until tail moves: a failed copy leaves
-	 * only bytes past the tail, which nobody reads) */
-	if (len != 0 && (err = copy(p + off, src, len)) != 0)
+	/* (nothing is published until tail moves; what a failed copy
+	 * wrote past the tail is wiped, so the peer, which maps the ring,
+	 * never sees bytes that were not sent) */
+	if (len != 0 && (err = copy(p + off, src, len)) != 0) {
+		memset(p + off, 0, len);
 		return err;
+	}
 	bh.type = M_DATA;
 	bh.len = (uint32_t)len;
 	memcpy(p + sizeof(rh), &bh, sizeof(bh));

@@ -681,7 +681,8 @@ struct strkev {
 			int flag, int (*copy)(void *, const void *, size_t));
 	/* Set by the driver, or NULL: the reading side's counterpart, for
 	 * a stream head whose read queue is the driver read queue's
-	 * q_next and holds nothing: the next message straight into
+	 * q_next and held nothing when it looked (the driver looks again
+	 * under its own lock): the next message straight into
 	 * application memory (len bytes of room) when it is one M_DATA
 	 * block of band 0, no flags, that fits.  Its length; 0: not now,
 	 * nothing done (the head pulls and reads the ordinary way); or
