@@ -1237,6 +1237,15 @@ static inline mblk_t *lone_front(struct sthead *sh, size_t room,
 	return str_getq_lone(sh->sh_sd.sd_rq, room, &sh->sh_rflushgen, gen);
 }
 
+/* After a whole message was read: is the read complete?  In a message
+ * mode one message is; a byte stream goes on until the buffer is full. */
+static inline bool plain_done(int rdopt, const struct iovec *iov,
+			      size_t iovoff)
+{
+	return ((rdopt & RMODEMASK) != RNORM &&
+		(rdopt & RMODEMASK) != RFILL) || iovoff == iov->iov_len;
+}
+
 /* With nothing queued at the head: the driver's next message straight
  * into the reader's buffer, when the driver can (strkev's ke_read) and
  * no module sits between it and the head.  Bytes, 0, or -errno. */
@@ -1283,10 +1292,7 @@ static bool read_plain(struct sthead *sh, const struct iovec *iov,
 				if (r > 0) {
 					*iovoff += (size_t)r;
 					*copied += r;
-					if ((rdopt & RMODEMASK) != RNORM &&
-					    (rdopt & RMODEMASK) != RFILL)
-						return true;
-					if (*iovoff == iov->iov_len)
+					if (plain_done(rdopt, iov, *iovoff))
 						return true;
 					continue;
 				}
@@ -1318,10 +1324,7 @@ static bool read_plain(struct sthead *sh, const struct iovec *iov,
 		freeb(mp);
 		if (cached)
 			rconsumed(sh, len, 1, NULL);
-		if ((rdopt & RMODEMASK) != RNORM &&
-		    (rdopt & RMODEMASK) != RFILL)
-			return true;	/* message modes: one message */
-		if (*iovoff == iov->iov_len)
+		if (plain_done(rdopt, iov, *iovoff))
 			return true;
 	}
 }
