@@ -176,56 +176,6 @@ static void test_flow(void)
 	close(fds[0]);
 }
 
-/* A write() between processes goes from the writer's buffer straight
- * into the ring (shmpipe's ke_write): a buffer that faults at once, or
- * after its first 1000 bytes, is EFAULT and leaves nothing in the ring;
- * what is written around it arrives whole and in order. */
-static void test_write_efault(void)
-{
-	unsigned char *two = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	unsigned char *edge;
-	int fds[2];
-	pid_t pid;
-
-	REQUIRE(two != MAP_FAILED);
-	REQUIRE(mprotect(two + 4096, 4096, PROT_NONE) == 0);
-	edge = two + 4096 - 1000;	/* 1000 good bytes, then the hole */
-	memset(two, 'e', 4096);
-	open_pipe(fds);
-	pid = fork_flushed();
-	REQUIRE(pid >= 0);
-	if (pid == 0) {
-		static const char *want[] = { "one", "two", "three" };
-		char d[8192];
-		int bad = 0;
-
-		close(fds[0]);
-		for (int i = 0; i < 3; i++) {
-			struct strbuf dat = { sizeof(d), 0, d };
-			int flags = 0;
-
-			if (getmsg(fds[1], NULL, &dat, &flags) != 0 ||
-			    dat.len != (int)strlen(want[i]) ||
-			    memcmp(d, want[i], strlen(want[i])) != 0) {
-				fprintf(stderr, "message %d: len %d\n", i,
-					dat.len);
-				bad++;
-			}
-		}
-		exit(bad);
-	}
-	close(fds[1]);
-	CHECK_RET(write(fds[0], "one", 3), 3);
-	CHECK_ERR(write(fds[0], bad_address(), 100), EFAULT);
-	CHECK_RET(write(fds[0], "two", 3), 3);
-	CHECK_ERR(write(fds[0], edge, 3000), EFAULT);
-	CHECK_RET(write(fds[0], "three", 5), 5);
-	CHECK_EQ(wait_child(pid), 0);
-	close(fds[0]);
-	munmap(two, 8192);
-}
-
 /* A STREAMS pipe, then fork(): the child keeps fds[1], the parent
  * fds[0]; with sync, a plain pipe too, to say "written" (the child
  * keeps sync[1], the parent sync[0]). */
@@ -242,6 +192,52 @@ static pid_t fork_ends(int fds[2], int *sync)
 	if (sync != NULL)
 		close(pid == 0 ? sync[0] : sync[1]);
 	return pid;
+}
+
+/* A write() between processes goes from the writer's buffer straight
+ * into the ring (shmpipe's ke_write): a buffer that faults at once, or
+ * after its first 1000 bytes, is EFAULT and leaves nothing in the ring;
+ * what is written around it arrives whole and in order. */
+static void test_write_efault(void)
+{
+	unsigned char *two = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *edge;
+	int fds[2];
+	pid_t pid;
+
+	REQUIRE(two != MAP_FAILED);
+	REQUIRE(mprotect(two + 4096, 4096, PROT_NONE) == 0);
+	edge = two + 4096 - 1000;	/* 1000 good bytes, then the hole */
+	memset(two, 'e', 4096);
+	pid = fork_ends(fds, NULL);
+	if (pid == 0) {
+		static const char *want[] = { "one", "two", "three" };
+		char d[8192];
+		int bad = 0;
+
+		for (int i = 0; i < 3; i++) {
+			struct strbuf dat = { sizeof(d), 0, d };
+			int flags = 0;
+
+			if (getmsg(fds[1], NULL, &dat, &flags) != 0 ||
+			    dat.len != (int)strlen(want[i]) ||
+			    memcmp(d, want[i], strlen(want[i])) != 0) {
+				fprintf(stderr, "message %d: len %d\n", i,
+					dat.len);
+				bad++;
+			}
+		}
+		exit(bad);
+	}
+	CHECK_RET(write(fds[0], "one", 3), 3);
+	CHECK_ERR(write(fds[0], bad_address(), 100), EFAULT);
+	CHECK_RET(write(fds[0], "two", 3), 3);
+	CHECK_ERR(write(fds[0], edge, 3000), EFAULT);
+	CHECK_RET(write(fds[0], "three", 5), 5);
+	CHECK_EQ(wait_child(pid), 0);
+	close(fds[0]);
+	munmap(two, 8192);
 }
 
 /* A read() between processes takes a plain message straight from the
@@ -334,15 +330,11 @@ static void test_pull_bounded(void)
 	pid_t pid;
 	char c;
 
-	REQUIRE(pipe(sync) == 0);	/* (a Linux pipe: "the ring is full") */
-	open_pipe(fds);
-	pid = fork_flushed();
-	REQUIRE(pid >= 0);
+	/* (sync, a Linux pipe: "the ring is full") */
+	pid = fork_ends(fds, sync);
 	if (pid == 0) {
 		int bad = 0, sent = 0;
 
-		close(fds[0]);
-		close(sync[0]);
 		CHECK_RET(set_nonblock(fds[1], true), 0);
 		while (write(fds[1], buf, sizeof(buf)) == sizeof(buf))
 			sent++;
@@ -353,8 +345,6 @@ static void test_pull_bounded(void)
 		bad += read(fds[1], &c, 1) != 1;
 		child_exit(bad);
 	}
-	close(fds[1]);
-	close(sync[1]);
 	CHECK_RET(read(sync[0], &c, 1), 1);
 	close(sync[0]);
 	CHECK_RET(read(fds[0], &c, 1), 1);
@@ -409,17 +399,13 @@ static void test_pull_order_module(void)
 {
 	int fds[2];
 	pthread_t t;
-	pid_t pid;
+	pid_t pid = fork_ends(fds, NULL);
 
-	open_pipe(fds);
-	pid = fork_flushed();
-	REQUIRE(pid >= 0);
 	if (pid == 0) {
 		int bad = 0;
 		char sink[256];
 		ssize_t r;
 
-		close(fds[0]);
 		/* non-blocking both ways: what the parent's thread writes is
 		 * taken whenever ours does not go, so that thread goes on */
 		CHECK_RET(set_nonblock(fds[1], true), 0);
@@ -443,7 +429,6 @@ static void test_pull_order_module(void)
 		}
 		child_exit(bad);
 	}
-	close(fds[1]);
 	CHECK_RET(ioctl(fds[0], I_PUSH, "testmod"), 0);
 	order_stop = 0;
 	REQUIRE(pthread_create(&t, NULL, order_writer, &fds[0]) == 0);
