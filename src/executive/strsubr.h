@@ -725,6 +725,9 @@ void strcallout_invoke(struct strcallout *co);	/* inside perimeter */
 void strbufcall_kick(void);		/* memory was freed */
 extern _Atomic int strbufcall_waiting;	/* bufcalls pending */
 void strtimer_shutdown(void);
+/* qtimeout with a delay in nanoseconds instead of ticks (a provider's
+ * retry that a tick would make too slow); cancelled with quntimeout. */
+toid_t str_qtimeout_ns(queue_t *q, void (*func)(), void *arg, uint64_t ns);
 /* fork: the stream head's short locks (none held across an entry), taken
  * after the gate closes (prepare true) and let go in the parent and the
  * child (false; init.c) */

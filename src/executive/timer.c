@@ -442,18 +442,32 @@ fail:
 
 /* ---- public: timeouts ---- */
 
-static toid_t timeout_common(queue_t *q, void (*func)(), void *arg,
-			     long ticks)
+static toid_t timeout_ns(queue_t *q, void (*func)(), void *arg, uint64_t ns)
 {
 	struct strcallout *co = callout_new(CO_TIMEOUT, q, func);
 
 	if (co == NULL)
 		return 0;
+	co->co_arg = arg;
+	co->co_when = str_now_ns() + ns;
+	return callout_add(co);
+}
+
+static toid_t timeout_common(queue_t *q, void (*func)(), void *arg,
+			     long ticks)
+{
 	if (ticks < 0)
 		ticks = 0;
-	co->co_arg = arg;
-	co->co_when = str_now_ns() + (uint64_t)ticks * NS_PER_TICK;
-	return callout_add(co);
+	return timeout_ns(q, func, arg, (uint64_t)ticks * NS_PER_TICK);
+}
+
+toid_t str_qtimeout_ns(queue_t *q, void (*func)(), void *arg, uint64_t ns)
+{
+	if (q == NULL) {
+		str_bad("str_qtimeout_ns(NULL)", q);
+		return 0;
+	}
+	return timeout_ns(q, func, arg, ns);
 }
 
 toid_t timeout(void (*func)(), void *arg, long ticks)
