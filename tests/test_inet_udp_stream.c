@@ -11,91 +11,13 @@
  * in this test.  A request/response exchange still sends each datagram
  * at once, not a tick later.
  */
-#include <fcntl.h>
+#include "test_inet_udp_lib.h"
 
-#include "ferry.h"
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/inet_stats.h>
-#include <time.h>
-#include <xti_inet.h>
-
-
-static void loop_addr(struct sockaddr_in *a, unsigned short port)
-{
-	memset(a, 0, sizeof(*a));
-	a->sin_family = AF_INET;
-	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	a->sin_port = htons(port);
-}
-
-static int open_bound(struct sockaddr_in *got)
-{
-	struct sockaddr_in req;
-	struct t_bind b, r;
-	int fd = t_open("/dev/udp", O_RDWR, NULL);
-
-	REQUIRE(fd >= 0);
-	loop_addr(&req, 0);
-	memset(&b, 0, sizeof(b));
-	b.addr.buf = (char *)&req;
-	b.addr.len = sizeof(req);
-	memset(&r, 0, sizeof(r));
-	r.addr.buf = (char *)got;
-	r.addr.maxlen = sizeof(*got);
-	REQUIRE(t_bind(fd, &b, &r) == 0);
-	return fd;
-}
-
-static int snd(int fd, const struct sockaddr_in *to, const void *p,
-	       unsigned n)
-{
-	struct t_unitdata ud;
-
-	memset(&ud, 0, sizeof(ud));
-	ud.addr.buf = (char *)to;
-	ud.addr.len = sizeof(*to);
-	ud.udata.buf = (char *)p;
-	ud.udata.len = n;
-	return t_sndudata(fd, &ud);
-}
 
 /* t_rcvudata into buf (max bytes): its length, or -1 (t_errno) */
 static int rcv(int fd, char *buf, unsigned max)
 {
-	struct sockaddr_in from;
-	struct t_unitdata ud;
-	int flags = 0;
-
-	memset(&ud, 0, sizeof(ud));
-	ud.addr.buf = (char *)&from;
-	ud.addr.maxlen = sizeof(from);
-	ud.udata.buf = buf;
-	ud.udata.maxlen = max;
-	if (t_rcvudata(fd, &ud, &flags) != 0)
-		return -1;
-	return (int)ud.udata.len;
-}
-
-static struct inet_stats stats(int fd)
-{
-	struct inet_stats st;
-	struct strioctl ic = { INET_IOC_STATS, -1, sizeof(st), (char *)&st };
-
-	memset(&st, 0, sizeof(st));
-	CHECK_RET(ioctl(fd, I_STR, &ic), 0);
-	CHECK_EQ(ic.ic_len, (int)sizeof(st));
-	return st;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return rcv_ms(fd, buf, max, -1);
 }
 
 /* 16 KiB datagrams in a tight loop to a socket that never reads (what

@@ -89,6 +89,8 @@ struct inet_ops {
 	/* M_FLUSH of the write side (FLUSHW), after flushq (lock held):
 	 * drop what the protocol holds of its own. */
 	void (*wflush)(struct inet_ep *ep);
+	/* SO_RCVBUF was set (lock held), or NULL. */
+	void (*rcvbuf)(struct inet_ep *ep);
 };
 
 /* One device. */

@@ -89,6 +89,7 @@
 #include <unistd.h>
 
 #include "inet.h"
+#include "inet_lfc.h"
 #include "tpi.h"
 
 #ifndef UDP_SEGMENT
@@ -195,6 +196,18 @@ struct dg {
 					   that asked the socket */
 	struct rxb *rxb[VLEN];		/* rx_lock: receive buffers, one per
 					   recvmmsg slot (made on demand) */
+	/* flow control with local receivers (inet_lfc.c) */
+	struct lfc_send lfc;		/* tx_lock: their records */
+	uint64_t credit_delay;		/* tx_lock: the retry flush_batch
+					   asked for (ns; 0 none) */
+	toid_t credit_id;		/* kick_lock: that retry, pending or
+					   running */
+	uint64_t credit_want;		/* kick_lock: a retry asked for while
+					   one was pending or running (ns) */
+	toid_t settle_id;		/* kick_lock: the receiver's look
+					   again (settle), pending or running */
+	struct lfc_own own;		/* our record as a receiver (see
+					   struct lfc_own) */
 };
 
 /* Idle for a datagram of len bytes: IDLE_NS, and a quarter of a
@@ -437,6 +450,19 @@ static bool gone_unbound(struct inet_ep *ep)
 	return __atomic_load_n(&ep->state, __ATOMIC_ACQUIRE) == TS_UNBND;
 }
 
+/* The destination of a message (or the peer of a connected endpoint,
+ * for a datagram without one). */
+static const struct sockaddr *mm_dest(struct inet_ep *ep,
+				      const struct msghdr *mh, socklen_t *len)
+{
+	if (mh->msg_namelen != 0) {
+		*len = mh->msg_namelen;
+		return mh->msg_name;
+	}
+	*len = ep->raddrlen;		/* (fixed while connected) */
+	return (const struct sockaddr *)&ep->raddr;
+}
+
 static int send_one(struct inet_ep *ep, mblk_t *mp)
 {
 	union dgname ss;
@@ -477,6 +503,17 @@ static int send_one(struct inet_ep *ep, mblk_t *mp)
 		mh.msg_control = o.len > 0 ? o.u.buf : NULL;
 		mh.msg_controllen = o.len;
 	}
+	/* charged to a local receiver like a batch (inet_lfc.c), so what
+	 * it takes out of its socket is owed */
+	struct lfc_peer *lp = NULL;
+	uint64_t cost = 0;
+	socklen_t dl;
+	const struct sockaddr *to;
+
+	if (ep->pr->fast && ep->pr->kind == IK_UDP &&
+	    (to = mm_dest(ep, &mh, &dl)) != NULL &&
+	    (lp = lfc_lookup(&DG(ep)->lfc, to, dl)) != NULL)
+		lfc_charge(lp, cost = lfc_cost(len, 0));
 	for (;;) {
 		ssize_t r = sendmsg(ep->ke.ke_fd, &mh,
 				   MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -485,7 +522,14 @@ static int send_one(struct inet_ep *ep, mblk_t *mp)
 		if (r >= 0) {
 			INET_COUNT(ep, tx_sent, 1);
 			freemsg(mp);
+			if (lp != NULL)
+				lfc_settle(lp, cost, 0);
 			return 0;
+		}
+		if (lp != NULL && errno != EINTR &&
+		    !(async_error(errno) && tries == 0)) {
+			lfc_settle(lp, 0, cost);	/* not sent */
+			lp = NULL;
 		}
 		if (errno == EAGAIN || errno == ENOBUFS)
 			return EAGAIN;
@@ -528,12 +572,68 @@ static void put_back(struct inet_ep *ep, mblk_t **msgs, int from, int to)
 		putbq(ep->wq, msgs[to]);
 }
 
+/* What a flush_batch came to. */
+enum fb { FB_ROOM, FB_FULL, FB_CREDIT };
+
+/*
+ * Messages mm[0..*nmm) about to be sent (datagrams msgs[first[k]..) of
+ * each): how many of them local receivers have room for (inet_lfc.c),
+ * all to one receiver at most (*lp, charged cost[k] for message k).
+ * Fewer than *nmm: the rest were put back on the queue, and *nocredit
+ * says whether for want of credit (else only for another receiver).
+ */
+static void lfc_trim(struct inet_ep *ep, mblk_t **msgs, int *nmsg,
+		     struct mmsghdr *mm, int *nmm, int *first, int *count,
+		     size_t *sizes, uint64_t *cost, struct lfc_peer **lp,
+		     bool *nocredit)
+{
+	struct dg *d = DG(ep);
+	int64_t credit = 0;
+	uint64_t total = 0;
+	int k;
+
+	*lp = NULL;
+	*nocredit = false;
+	for (k = 0; k < *nmm; k++) {
+		socklen_t sl;
+		const struct sockaddr *to = mm_dest(ep, &mm[k].msg_hdr, &sl);
+		struct lfc_peer *p = lfc_lookup(&d->lfc, to, sl);
+		size_t len = sizes[first[k]] * (size_t)count[k];
+
+		cost[k] = 0;
+		if (p == NULL)
+			continue;
+		if (*lp == NULL) {
+			*lp = p;
+			credit = lfc_credit(p);
+		} else if (p != *lp) {
+			break;		/* another receiver: next batch */
+		}
+		cost[k] = lfc_cost(len, count[k] > 1 ? sizes[first[k]] : 0);
+		if ((int64_t)cost[k] > credit) {
+			*nocredit = true;
+			break;
+		}
+		credit -= (int64_t)cost[k];
+		total += cost[k];
+	}
+	if (k < *nmm) {
+		put_back(ep, msgs, first[k], *nmsg);
+		*nmsg = first[k];
+		*nmm = k;
+		first[k] = *nmsg;
+	}
+	if (*lp != NULL && total != 0)
+		lfc_charge(*lp, total);
+}
+
 /*
  * Send up to BATCH queued datagrams with one sendmmsg (tx_lock held).
- * Returns false when the kernel had no room (what is left was put back
- * on the queue, in order).
+ * FB_FULL when the kernel had no room, FB_CREDIT when a local receiver
+ * had none (d->credit_delay: when to look again); what is left was put
+ * back on the queue, in order.
  */
-static bool flush_batch(struct inet_ep *ep, bool *more)
+static enum fb flush_batch(struct inet_ep *ep, bool *more)
 {
 	mblk_t *msgs[BATCH];
 	size_t sizes[BATCH];
@@ -543,18 +643,22 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 	union segcm cm[BATCH];
 	int nmsg = 0, nmm = 0, niov = 0, first[BATCH + 1], count[BATCH];
 	int sent, segs = __atomic_load_n(&gso_segs, __ATOMIC_RELAXED);
+	uint64_t cost[BATCH], done = 0, undone = 0;
+	struct lfc_peer *lp = NULL;
+	bool nocredit = false;
+	enum fb res = FB_ROOM;
 
 	*more = false;
 	if (gone_unbound(ep)) {
 		flushq(ep->wq, FLUSHALL);
-		return true;
+		return FB_ROOM;
 	}
 	for (int k; nmsg < BATCH &&
 		    (k = str_getq_n(ep->wq, msgs + nmsg, BATCH - nmsg)) > 0;)
 		for (; k > 0; k--, nmsg++)
 			sizes[nmsg] = tpi_datalen(msgs[nmsg]);
 	if (nmsg == 0)
-		return true;
+		return FB_ROOM;
 	*more = nmsg == BATCH;
 	/* group into messages: runs for GSO, else one each */
 	for (int i = 0; i < nmsg;) {
@@ -594,7 +698,7 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 			 * of its own: on its own (send_one; flattened) */
 			if (send_one(ep, msgs[i]) == EAGAIN) {
 				put_back(ep, msgs, i, nmsg);
-				return false;
+				return FB_FULL;
 			}
 			i++;
 			continue;
@@ -609,6 +713,26 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 		i = j;
 	}
 	first[nmm] = nmsg;
+	if (ep->pr->kind == IK_UDP) {
+		int was = nmm;
+
+		lfc_trim(ep, msgs, &nmsg, mm, &nmm, first, count, sizes, cost,
+			 &lp, &nocredit);
+		if (nmm < was)
+			*more = true;
+		if (nocredit) {
+			uint64_t delay = lfc_wait(&DG(ep)->lfc, lp);
+
+			/* 0: it stalled and is sent to as plain UDP now */
+			DG(ep)->credit_delay = delay;
+			if (delay != 0)
+				res = FB_CREDIT;
+		} else if (lp != NULL) {
+			lfc_sent(&DG(ep)->lfc);
+		}
+	} else {
+		memset(cost, 0, sizeof(cost[0]) * (size_t)nmm);
+	}
 	sent = 0;
 	while (sent < nmm) {
 		int r = sendmmsg(ep->ke.ke_fd, &mm[sent], (unsigned)(nmm - sent),
@@ -617,6 +741,7 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 		INET_COUNT(ep, tx_calls, 1);
 		if (r > 0) {
 			for (int k = sent; k < sent + r; k++) {
+				done += cost[k];
 				INET_COUNT(ep, tx_sent, count[k]);
 				for (int m = first[k]; m < first[k] + count[k];
 				     m++)
@@ -629,7 +754,10 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 			continue;
 		if (errno == EAGAIN || errno == ENOBUFS) {
 			put_back(ep, msgs, first[sent], nmsg);
-			return false;
+			for (int k = sent; k < nmm; k++)
+				undone += cost[k];
+			res = FB_FULL;
+			break;
 		}
 		if (count[sent] > 1 && (errno == EINVAL || errno == EIO ||
 					errno == EMSGSIZE)) {
@@ -643,22 +771,34 @@ static bool flush_batch(struct inet_ep *ep, bool *more)
 						 __ATOMIC_RELAXED);
 		}
 		/* the first message failed: send its datagrams one by one
-		 * (errors reported per datagram) and go on */
+		 * (errors reported per datagram; not charged) and go on */
+		undone += cost[sent];
 		for (int m = first[sent]; m < first[sent] + count[sent]; m++)
 			if (send_one(ep, msgs[m]) == EAGAIN) {
 				put_back(ep, msgs, m, nmsg);
-				return false;
+				res = FB_FULL;
+				break;
 			}
+		if (res == FB_FULL) {
+			for (int k = sent + 1; k < nmm; k++)
+				undone += cost[k];
+			break;
+		}
 		sent++;
 	}
-	return true;
+	if (lp != NULL)
+		lfc_settle(lp, done, undone);
+	return res;
 }
+
+static void credit_retry(struct inet_ep *ep, uint64_t delay);
 
 /* Flush the write queue (any thread; one at a time). */
 static void flush(struct inet_ep *ep)
 {
 	struct dg *d = DG(ep);
 	bool more, room = true;
+	enum fb res = FB_ROOM;
 
 	do {
 		if (!strtrylock(&ep->tx_lock)) {
@@ -670,8 +810,9 @@ static void flush(struct inet_ep *ep)
 		__atomic_store_n(&d->flush_again, 0, __ATOMIC_RELAXED);
 		if (ep->pr->fast) {
 			do {
-				room = flush_batch(ep, &more);
-			} while (room && more);
+				res = flush_batch(ep, &more);
+			} while (res == FB_ROOM && more);
+			room = res != FB_FULL;
 		} else {
 			/* XTI over sockets: a sendmsg per datagram */
 			mblk_t *mp;
@@ -686,12 +827,16 @@ static void flush(struct inet_ep *ep)
 		if (room)
 			__atomic_store_n(&d->tx_last, str_now_ns(),
 					 __ATOMIC_RELAXED);
+		uint64_t delay = res == FB_CREDIT ? d->credit_delay : 0;
 		strunlock(&ep->tx_lock);
 		/* No room: wait for POLLOUT.  If the I/O thread ran for an
 		 * earlier report meanwhile (arming was then a no-op) it left
 		 * flush_again: try once more, which arms for real. */
 		if (!room)
 			(void)str_kev_rearm(&ep->ke, POLLOUT);
+		/* no credit at a local receiver: look again soon */
+		if (delay != 0)
+			credit_retry(ep, delay);
 	} while (__atomic_exchange_n(&d->flush_again, 0, __ATOMIC_ACQ_REL));
 }
 
@@ -761,6 +906,50 @@ static void kick(struct inet_ep *ep)
 		flush(ep);
 }
 
+/* The credit retry: a flush that found a local receiver without room
+ * for what waits looks again after delay (inet_lfc.c's lfc_wait), on
+ * the callout thread.  credit_id is set while the retry is pending or
+ * running (a close waits for it); a retry asked for meanwhile is noted
+ * in credit_want and made when the running one returns. */
+static void credit_fire(void *arg)
+{
+	struct inet_ep *ep = arg;
+	struct dg *d = DG(ep);
+	uint64_t want;
+
+	flush(ep);
+	pthread_mutex_lock(&d->kick_lock);
+	want = d->credit_want;
+	d->credit_want = 0;
+	d->credit_id = 0;
+	if (want != 0 && !d->kick_closing)
+		d->credit_id = str_qtimeout_ns(ep->wq, (void (*)())credit_fire,
+					       ep, want);
+	pthread_mutex_unlock(&d->kick_lock);
+}
+
+static void kick(struct inet_ep *ep);
+
+static void credit_retry(struct inet_ep *ep, uint64_t delay)
+{
+	struct dg *d = DG(ep);
+	bool nomem = false;
+
+	pthread_mutex_lock(&d->kick_lock);
+	if (d->kick_closing) {
+		/* (closing: nothing more is sent) */
+	} else if (d->credit_id != 0) {
+		d->credit_want = delay;
+	} else {
+		d->credit_id = str_qtimeout_ns(ep->wq, (void (*)())credit_fire,
+					       ep, delay);
+		nomem = d->credit_id == 0;
+	}
+	pthread_mutex_unlock(&d->kick_lock);
+	if (nomem)
+		kick(ep);		/* a tick, then */
+}
+
 /* ---- T_UNITDATA_REQ ---- */
 
 /* Check a T_UNITDATA_REQ: 0, or the errno of its T_UDERROR_IND. */
@@ -780,6 +969,26 @@ static int check_req(struct inet_ep *ep, mblk_t *mp, size_t *lenp)
 		return EMSGSIZE;
 	*lenp = len;
 	return 0;
+}
+
+/* May a lone datagram of len bytes go now (tx_lock held)?  Not when a
+ * local receiver has no room for it (inet_lfc.c): it waits on the
+ * queue like the others. */
+static bool lone_credit(struct inet_ep *ep, const mblk_t *mp, size_t len)
+{
+	union dgname n;
+	struct msghdr mh = { .msg_name = &n };
+	socklen_t dl;
+	const struct sockaddr *to;
+	struct lfc_peer *p;
+
+	if (!ep->pr->fast || ep->pr->kind != IK_UDP)
+		return true;
+	req_dest(mp, &n, &mh.msg_namelen);
+	to = mm_dest(ep, &mh, &dl);
+	if ((p = lfc_lookup(&DG(ep)->lfc, to, dl)) == NULL)
+		return true;
+	return lfc_credit(p) >= (int64_t)lfc_cost(len, 0);
 }
 
 static bool data_only(const mblk_t *mp)
@@ -827,7 +1036,7 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 	     str_now_ns() - __atomic_load_n(&d->tx_last, __ATOMIC_RELAXED) >
 	     idle_ns(len)) &&
 	    strtrylock(&ep->tx_lock)) {
-		err = send_one(ep, mp);
+		err = lone_credit(ep, mp, len) ? send_one(ep, mp) : EAGAIN;
 		if (ep->pr->fast)
 			__atomic_store_n(&d->tx_last, str_now_ns(),
 					 __ATOMIC_RELAXED);
@@ -1148,6 +1357,34 @@ static uint64_t segs(size_t len, size_t seg)
 	return seg == 0 ? 1 : (len + seg - 1) / seg;
 }
 
+static void pull(struct inet_ep *ep, bool arm);
+
+/* The settle: a receiver that found its socket empty while local senders
+ * were still owed (inet_lfc.c) looks again once they have been quiet
+ * long enough for it to write off what never came.  settle_id is set
+ * while it is pending or running (a close waits for it). */
+static void settle_fire(void *arg)
+{
+	struct inet_ep *ep = arg;
+	struct dg *d = DG(ep);
+
+	pull(ep, false);
+	pthread_mutex_lock(&d->kick_lock);
+	d->settle_id = 0;
+	pthread_mutex_unlock(&d->kick_lock);
+}
+
+static void settle(struct inet_ep *ep)
+{
+	struct dg *d = DG(ep);
+
+	pthread_mutex_lock(&d->kick_lock);
+	if (!d->kick_closing && d->settle_id == 0)
+		d->settle_id = str_qtimeout_ns(ep->rq, (void (*)())settle_fire,
+					       ep, LFC_SETTLE_NS + 1000000);
+	pthread_mutex_unlock(&d->kick_lock);
+}
+
 static bool pull_locked(struct inet_ep *ep)
 {
 	struct dg *d = DG(ep);
@@ -1184,6 +1421,9 @@ static bool pull_locked(struct inet_ep *ep)
 				mm[i].msg_hdr.msg_controllen = sizeof(cm[i].buf);
 			}
 		}
+		/* what local senders had sent (inet_lfc.c) */
+		uint64_t done0 = lfc_done(&d->own), cost = 0;
+
 		if (vlen == 1) {
 			ssize_t r = recvmsg(ep->ke.ke_fd, &mm[0].msg_hdr,
 					    MSG_DONTWAIT);
@@ -1203,6 +1443,8 @@ static bool pull_locked(struct inet_ep *ep)
 				continue;
 			}
 			/* EAGAIN, or nothing to read */
+			if (lfc_consumed(&d->own, 0, true, done0))
+				settle(ep);
 			__atomic_store_n(&d->rx_ready, 0, __ATOMIC_RELEASE);
 			return true;
 		}
@@ -1220,6 +1462,7 @@ static bool pull_locked(struct inet_ep *ep)
 			bool ok = true;
 			uint64_t nd = 0, nb = 0;
 
+			cost += lfc_cost(len, seg < len ? seg : 0);
 			/* big datagrams filling at least an eighth of the
 			 * buffer: lend it, take a new one */
 			if (seg > COPY_MAX && len >= bufsz / 8 &&
@@ -1256,10 +1499,15 @@ static bool pull_locked(struct inet_ep *ep)
 							     mm[j].msg_len));
 				INET_COUNT(ep, rx_drops, lost);
 				str_batch_end();
+				for (int j = i + 1; j < n; j++)
+					cost += lfc_cost(mm[j].msg_len, 0);
+				lfc_consumed(&d->own, cost, false, done0);
 				return false;
 			}
 		}
 		str_batch_end();
+		if (lfc_consumed(&d->own, cost, n < vlen, done0))
+			settle(ep);
 		if (n < vlen) {
 			__atomic_store_n(&d->rx_ready, 0, __ATOMIC_RELEASE);
 			return true;
@@ -1404,6 +1652,7 @@ static int dg_open(struct inet_ep *ep)
 		return ENOMEM;
 	pthread_mutex_init(&d->kick_lock, NULL);
 	d->gso_max = SIZE_MAX;
+	d->own.fd = -1;
 	if (ep->pr->fast)
 		noenable(ep->wq);	/* putq alone does not flush */
 	ep->ke.ke_direct = 1;		/* readers may sleep on the socket */
@@ -1424,10 +1673,30 @@ static int dg_bound(struct inet_ep *ep, int *unixerr)
 		(void)setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
 		(void)setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one,
 				 sizeof(one));
+		/* local senders may hold back what we have no room for
+		 * (inet_lfc.c); the puller reads the record (rx_lock) */
+		strlock(&ep->rx_lock);
+		(void)lfc_publish(&DG(ep)->own, fd,
+				  (struct sockaddr *)&ep->laddr, ep->laddrlen);
+		strunlock(&ep->rx_lock);
 	}
 	__atomic_store_n(&DG(ep)->rx_ready, 1, __ATOMIC_RELEASE);
 	(void)unixerr;
 	return 0;
+}
+
+/* T_UNBIND_REQ (lock held): no longer a receiver here. */
+static void dg_unbound(struct inet_ep *ep)
+{
+	strlock(&ep->rx_lock);
+	lfc_unpublish(&DG(ep)->own);
+	strunlock(&ep->rx_lock);
+}
+
+/* SO_RCVBUF was negotiated (lock held): local senders' room. */
+static void dg_rcvbuf(struct inet_ep *ep)
+{
+	lfc_set_rcvbuf(&DG(ep)->own, ep->ke.ke_fd);
 }
 
 static void dg_close(struct inet_ep *ep)
@@ -1438,10 +1707,16 @@ static void dg_close(struct inet_ep *ep)
 		return;
 	pthread_mutex_lock(&d->kick_lock);
 	d->kick_closing = true;
-	toid_t id = d->kick_id;
+	toid_t id = d->kick_id, cid = d->credit_id, sid = d->settle_id;
 	pthread_mutex_unlock(&d->kick_lock);
 	if (id != 0)
 		(void)quntimeout(ep->wq, id);	/* waits if it runs */
+	if (cid != 0)
+		(void)quntimeout(ep->wq, cid);
+	if (sid != 0)
+		(void)quntimeout(ep->rq, sid);
+	lfc_unpublish(&d->own);
+	lfc_send_free(&d->lfc);
 	pthread_mutex_destroy(&d->kick_lock);
 	for (int i = 0; i < VLEN; i++)
 		free(d->rxb[i]);
@@ -1454,6 +1729,8 @@ const struct inet_ops inet_dg_ops = {
 	.close = dg_close,
 	.req = dg_req,
 	.bound = dg_bound,
+	.unbound = dg_unbound,
+	.rcvbuf = dg_rcvbuf,
 	.wsrv = dg_wsrv,
 	.rsrv = dg_rsrv,
 	.run = dg_run,

@@ -263,6 +263,9 @@ static t_uscalar_t apply(struct inet_ep *ep, const struct topt_def *d,
 
 		if (seti(ep, level, name, want) < 0)
 			return T_FAILURE;
+		if (level == SOL_SOCKET && name == SO_RCVBUF &&
+		    ep->pr->ops->rcvbuf != NULL)
+			ep->pr->ops->rcvbuf(ep);
 		if (geti(ep, level, name, &x) == 0)
 			v->i = from_kernel(d, x, inv);
 		/* TCP_MAXSEG reads back the current MSS, not the limit */

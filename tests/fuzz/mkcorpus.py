@@ -265,6 +265,28 @@ SHMRING_SEEDS = {
 }
 
 
+# fuzz_lfc: a record of /dev/udp's local flow control (inet_lfc.c's
+# struct lfc_rec, 4096 bytes): magic "LFC1", version, state (1 live),
+# family, port (network order), address, rcvbuf, then sent, done and
+# done_at at 64 and consumed at 128.
+def lfc_rec(state=1, family=2, port=7, rcvbuf=212992, sent=0, consumed=0):
+    b = bytearray(4096)
+    struct.pack_into("<IIII", b, 0, 0x3143464C, 1, state, family)
+    struct.pack_into(">H", b, 16, port)
+    struct.pack_into("<q", b, 40, rcvbuf)
+    struct.pack_into("<QQQ", b, 64, sent, sent, 0)
+    struct.pack_into("<Q", b, 128, consumed)
+    return bytes(b)
+
+
+LFC_SEEDS = {
+    "empty": lfc_rec(),
+    "full": lfc_rec(sent=300000, consumed=1000),
+    "closed": lfc_rec(state=2),
+    "short": lfc_rec()[:100],
+}
+
+
 def write(target, seeds):
     d = os.path.join(HERE, "corpus", target)
     os.makedirs(d, exist_ok=True)
@@ -281,3 +303,4 @@ if __name__ == "__main__":
     write("fuzz_tpi", TPI_SEEDS)
     write("fuzz_inet", INET_SEEDS)
     write("fuzz_shmring", SHMRING_SEEDS)
+    write("fuzz_lfc", LFC_SEEDS)
