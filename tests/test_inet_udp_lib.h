@@ -86,6 +86,27 @@ static int rcv_ms(int fd, char *buf, unsigned max, int ms)
 	return (int)ud.udata.len;
 }
 
+/* XTI_RCVBUF of bytes on fd (the kernel doubles it, as SO_RCVBUF) */
+static void set_rcvbuf(int fd, int bytes)
+{
+	struct {
+		struct t_opthdr h;
+		t_uscalar_t v;
+	} o = { { sizeof(o), XTI_GENERIC, XTI_RCVBUF, 0 },
+		(t_uscalar_t)bytes };
+	struct t_optmgmt req, ret;
+	char rb[64];
+
+	memset(&req, 0, sizeof(req));
+	req.opt.buf = (char *)&o;
+	req.opt.len = sizeof(o);
+	req.flags = T_NEGOTIATE;
+	memset(&ret, 0, sizeof(ret));
+	ret.opt.buf = rb;
+	ret.opt.maxlen = sizeof(rb);
+	CHECK_RET(t_optmgmt(fd, &req, &ret), 0);
+}
+
 static struct inet_stats stats(int fd)
 {
 	struct inet_stats st;

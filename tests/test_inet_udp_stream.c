@@ -119,25 +119,8 @@ static void test_overflows(void)
 	int r, s, got = 0, small = 1 << 16;
 
 	r = open_bound(&ra);
-	{
-		/* a small buffer: the kernel keeps what fits, drops the rest */
-		struct {
-			struct t_opthdr h;
-			t_uscalar_t v;
-		} o = { { sizeof(o), XTI_GENERIC, XTI_RCVBUF, 0 },
-			(t_uscalar_t)small };
-		struct t_optmgmt req, ret;
-		char rb[64];
-
-		memset(&req, 0, sizeof(req));
-		req.opt.buf = (char *)&o;
-		req.opt.len = sizeof(o);
-		req.flags = T_NEGOTIATE;
-		memset(&ret, 0, sizeof(ret));
-		ret.opt.buf = rb;
-		ret.opt.maxlen = sizeof(rb);
-		CHECK_RET(t_optmgmt(r, &req, &ret), 0);
-	}
+	/* a small buffer: the kernel keeps what fits, drops the rest */
+	set_rcvbuf(r, small);
 	s = socket(AF_INET, SOCK_DGRAM, 0);
 	REQUIRE(s >= 0);
 	memset(buf, 'o', sizeof(buf));

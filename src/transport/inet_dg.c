@@ -206,6 +206,7 @@ struct dg {
 					   one was pending or running (ns) */
 	toid_t settle_id;		/* kick_lock: the receiver's look
 					   again (settle), pending or running */
+	bool settle_want;		/* kick_lock: asked for meanwhile */
 	struct lfc_own own;		/* our record as a receiver (see
 					   struct lfc_own) */
 };
@@ -463,15 +464,17 @@ static const struct sockaddr *mm_dest(struct inet_ep *ep,
 	return (const struct sockaddr *)&ep->raddr;
 }
 
-static int send_one(struct inet_ep *ep, mblk_t *mp)
+/* Send mp alone (tx_lock held): 0 (sent, or answered with an error:
+ * *sent says which), or EAGAIN (no room: mp is the caller's again). */
+static int send_dg(struct inet_ep *ep, mblk_t *mp, bool *sent)
 {
 	union dgname ss;
 	struct iovec iov[64];
 	struct msghdr mh = { 0 };
 	struct dgopts o;
 	int n, tries = 0;
-	size_t len = tpi_datalen(mp);
 
+	*sent = false;
 	if (gone_unbound(ep)) {
 		freemsg(mp);
 		INET_COUNT(ep, tx_drops, 1);
@@ -503,17 +506,6 @@ static int send_one(struct inet_ep *ep, mblk_t *mp)
 		mh.msg_control = o.len > 0 ? o.u.buf : NULL;
 		mh.msg_controllen = o.len;
 	}
-	/* charged to a local receiver like a batch (inet_lfc.c), so what
-	 * it takes out of its socket is owed */
-	struct lfc_peer *lp = NULL;
-	uint64_t cost = 0;
-	socklen_t dl;
-	const struct sockaddr *to;
-
-	if (ep->pr->fast && ep->pr->kind == IK_UDP &&
-	    (to = mm_dest(ep, &mh, &dl)) != NULL &&
-	    (lp = lfc_lookup(&DG(ep)->lfc, to, dl)) != NULL)
-		lfc_charge(lp, cost = lfc_cost(len, 0));
 	for (;;) {
 		ssize_t r = sendmsg(ep->ke.ke_fd, &mh,
 				   MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -522,14 +514,8 @@ static int send_one(struct inet_ep *ep, mblk_t *mp)
 		if (r >= 0) {
 			INET_COUNT(ep, tx_sent, 1);
 			freemsg(mp);
-			if (lp != NULL)
-				lfc_settle(lp, cost, 0);
+			*sent = true;
 			return 0;
-		}
-		if (lp != NULL && errno != EINTR &&
-		    !(async_error(errno) && tries == 0)) {
-			lfc_settle(lp, 0, cost);	/* not sent */
-			lp = NULL;
 		}
 		if (errno == EAGAIN || errno == ENOBUFS)
 			return EAGAIN;
@@ -540,10 +526,57 @@ static int send_one(struct inet_ep *ep, mblk_t *mp)
 			read_errors(ep);
 			continue;
 		}
-		(void)len;
 		uderror_req(ep, mp, errno);
 		return 0;
 	}
+}
+
+/* send_dg of a datagram charged cost at lp's receiver (lp NULL: none):
+ * what was not sent is taken back. */
+static int send_charged(struct inet_ep *ep, mblk_t *mp, struct lfc_peer *lp,
+			uint64_t cost)
+{
+	bool sent;
+	int err = send_dg(ep, mp, &sent);
+
+	if (!sent && lp != NULL)
+		lfc_unsend(lp, cost);
+	return err;
+}
+
+/* The local receiver (inet_lfc.c) a datagram goes to, or NULL (tx_lock
+ * held). */
+static struct lfc_peer *dg_peer(struct inet_ep *ep, const mblk_t *mp)
+{
+	union dgname n;
+	struct msghdr mh = { .msg_name = &n };
+	socklen_t dl;
+	const struct sockaddr *to;
+
+	if (!ep->pr->fast || ep->pr->kind != IK_UDP)
+		return NULL;
+	bool full;
+
+	req_dest(mp, &n, &mh.msg_namelen);
+	to = mm_dest(ep, &mh, &dl);
+	return lfc_lookup(&DG(ep)->lfc, to, dl, &full);
+}
+
+/* A datagram that does not wait for room at a local receiver (options
+ * of its own, a long chain): sent alone, charged all the same, so what
+ * the receiver takes out of its socket is owed. */
+static int send_one(struct inet_ep *ep, mblk_t *mp)
+{
+	struct lfc_peer *lp = dg_peer(ep, mp);
+	uint64_t cost = 0;
+
+	int err;
+
+	if (lp != NULL)
+		lfc_charge(lp, cost = lfc_cost(tpi_datalen(mp), 0));
+	err = send_charged(ep, mp, lp, cost);
+	lfc_unpin(&DG(ep)->lfc);
+	return err;
 }
 
 /* Datagrams mp[0..n) share destination and size: may they be one GSO
@@ -577,54 +610,60 @@ enum fb { FB_ROOM, FB_FULL, FB_CREDIT };
 
 /*
  * Messages mm[0..*nmm) about to be sent (datagrams msgs[first[k]..) of
- * each): how many of them local receivers have room for (inet_lfc.c),
- * all to one receiver at most (*lp, charged cost[k] for message k).
- * Fewer than *nmm: the rest were put back on the queue, and *nocredit
- * says whether for want of credit (else only for another receiver).
+ * each): reserve room for them at the local receivers they go to
+ * (inet_lfc.c): peer[k] and cost[k] for message k (NULL, 0: not to
+ * one), the entries pinned until the batch is done (lfc_unpin).  What
+ * may not go now is put back on the queue (*nmm, *nmsg cut), and *wait
+ * is the receiver that had no room for the first of it (NULL: the
+ * table of receivers was full; the rest goes in the next batch).
  */
 static void lfc_trim(struct inet_ep *ep, mblk_t **msgs, int *nmsg,
 		     struct mmsghdr *mm, int *nmm, int *first, int *count,
-		     size_t *sizes, uint64_t *cost, struct lfc_peer **lp,
-		     bool *nocredit)
+		     size_t *sizes, uint64_t *cost, struct lfc_peer **peer,
+		     struct lfc_peer **wait)
 {
 	struct dg *d = DG(ep);
-	int64_t credit = 0;
-	uint64_t total = 0;
-	int k;
+	int k, fit = 0;
+	bool full = false;
 
-	*lp = NULL;
-	*nocredit = false;
+	*wait = NULL;
 	for (k = 0; k < *nmm; k++) {
 		socklen_t sl;
 		const struct sockaddr *to = mm_dest(ep, &mm[k].msg_hdr, &sl);
-		struct lfc_peer *p = lfc_lookup(&d->lfc, to, sl);
 		size_t len = sizes[first[k]] * (size_t)count[k];
 
-		cost[k] = 0;
-		if (p == NULL)
+		if ((peer[k] = lfc_lookup(&d->lfc, to, sl, &full)) == NULL &&
+		    full)
+			break;
+		cost[k] = peer[k] == NULL ? 0 :
+			  lfc_cost(len, count[k] > 1 ? sizes[first[k]] : 0);
+	}
+	/* one reservation for each run of messages to one receiver (and
+	 * those to none between) */
+	while (fit < k) {
+		struct lfc_peer *p = peer[fit];
+		int from = fit, j = fit + 1, got;
+
+		if (p == NULL) {
+			fit++;
 			continue;
-		if (*lp == NULL) {
-			*lp = p;
-			credit = lfc_credit(p);
-		} else if (p != *lp) {
-			break;		/* another receiver: next batch */
 		}
-		cost[k] = lfc_cost(len, count[k] > 1 ? sizes[first[k]] : 0);
-		if ((int64_t)cost[k] > credit) {
-			*nocredit = true;
+		while (j < k && (peer[j] == p || peer[j] == NULL))
+			j++;
+		got = lfc_reserve(p, cost + from, j - from);
+		if (got > 0)
+			lfc_sent(&d->lfc);
+		fit = from + got;
+		if (got < j - from) {
+			*wait = p;
 			break;
 		}
-		credit -= (int64_t)cost[k];
-		total += cost[k];
 	}
-	if (k < *nmm) {
-		put_back(ep, msgs, first[k], *nmsg);
-		*nmsg = first[k];
-		*nmm = k;
-		first[k] = *nmsg;
+	if (fit < *nmm) {
+		put_back(ep, msgs, first[fit], *nmsg);
+		*nmsg = first[fit];
+		*nmm = fit;
 	}
-	if (*lp != NULL && total != 0)
-		lfc_charge(*lp, total);
 }
 
 /*
@@ -643,9 +682,8 @@ static enum fb flush_batch(struct inet_ep *ep, bool *more)
 	union segcm cm[BATCH];
 	int nmsg = 0, nmm = 0, niov = 0, first[BATCH + 1], count[BATCH];
 	int sent, segs = __atomic_load_n(&gso_segs, __ATOMIC_RELAXED);
-	uint64_t cost[BATCH], done = 0, undone = 0;
-	struct lfc_peer *lp = NULL;
-	bool nocredit = false;
+	uint64_t cost[BATCH];
+	struct lfc_peer *peer[BATCH], *wait = NULL;
 	enum fb res = FB_ROOM;
 
 	*more = false;
@@ -717,20 +755,19 @@ static enum fb flush_batch(struct inet_ep *ep, bool *more)
 		int was = nmm;
 
 		lfc_trim(ep, msgs, &nmsg, mm, &nmm, first, count, sizes, cost,
-			 &lp, &nocredit);
+			 peer, &wait);
 		if (nmm < was)
 			*more = true;
-		if (nocredit) {
-			uint64_t delay = lfc_wait(&DG(ep)->lfc, lp);
+		if (wait != NULL) {
+			uint64_t delay = lfc_wait(&DG(ep)->lfc, wait);
 
 			/* 0: it stalled and is sent to as plain UDP now */
 			DG(ep)->credit_delay = delay;
 			if (delay != 0)
 				res = FB_CREDIT;
-		} else if (lp != NULL) {
-			lfc_sent(&DG(ep)->lfc);
 		}
 	} else {
+		memset(peer, 0, sizeof(peer[0]) * (size_t)nmm);
 		memset(cost, 0, sizeof(cost[0]) * (size_t)nmm);
 	}
 	sent = 0;
@@ -741,7 +778,6 @@ static enum fb flush_batch(struct inet_ep *ep, bool *more)
 		INET_COUNT(ep, tx_calls, 1);
 		if (r > 0) {
 			for (int k = sent; k < sent + r; k++) {
-				done += cost[k];
 				INET_COUNT(ep, tx_sent, count[k]);
 				for (int m = first[k]; m < first[k] + count[k];
 				     m++)
@@ -755,7 +791,8 @@ static enum fb flush_batch(struct inet_ep *ep, bool *more)
 		if (errno == EAGAIN || errno == ENOBUFS) {
 			put_back(ep, msgs, first[sent], nmsg);
 			for (int k = sent; k < nmm; k++)
-				undone += cost[k];
+				if (peer[k] != NULL)
+					lfc_unsend(peer[k], cost[k]);
 			res = FB_FULL;
 			break;
 		}
@@ -771,23 +808,32 @@ static enum fb flush_batch(struct inet_ep *ep, bool *more)
 						 __ATOMIC_RELAXED);
 		}
 		/* the first message failed: send its datagrams one by one
-		 * (errors reported per datagram; not charged) and go on */
-		undone += cost[sent];
-		for (int m = first[sent]; m < first[sent] + count[sent]; m++)
-			if (send_one(ep, msgs[m]) == EAGAIN) {
+		 * (errors reported per datagram; each charged alone) and
+		 * go on */
+		struct lfc_peer *p = peer[sent];
+
+		if (p != NULL)
+			lfc_unsend(p, cost[sent]);
+		for (int m = first[sent]; m < first[sent] + count[sent]; m++) {
+			uint64_t c = 0;
+
+			if (p != NULL)
+				lfc_charge(p, c = lfc_cost(sizes[m], 0));
+			if (send_charged(ep, msgs[m], p, c) == EAGAIN) {
 				put_back(ep, msgs, m, nmsg);
 				res = FB_FULL;
 				break;
 			}
+		}
 		if (res == FB_FULL) {
 			for (int k = sent + 1; k < nmm; k++)
-				undone += cost[k];
+				if (peer[k] != NULL)
+					lfc_unsend(peer[k], cost[k]);
 			break;
 		}
 		sent++;
 	}
-	if (lp != NULL)
-		lfc_settle(lp, done, undone);
+	lfc_unpin(&DG(ep)->lfc);
 	return res;
 }
 
@@ -971,26 +1017,6 @@ static int check_req(struct inet_ep *ep, mblk_t *mp, size_t *lenp)
 	return 0;
 }
 
-/* May a lone datagram of len bytes go now (tx_lock held)?  Not when a
- * local receiver has no room for it (inet_lfc.c): it waits on the
- * queue like the others. */
-static bool lone_credit(struct inet_ep *ep, const mblk_t *mp, size_t len)
-{
-	union dgname n;
-	struct msghdr mh = { .msg_name = &n };
-	socklen_t dl;
-	const struct sockaddr *to;
-	struct lfc_peer *p;
-
-	if (!ep->pr->fast || ep->pr->kind != IK_UDP)
-		return true;
-	req_dest(mp, &n, &mh.msg_namelen);
-	to = mm_dest(ep, &mh, &dl);
-	if ((p = lfc_lookup(&DG(ep)->lfc, to, dl)) == NULL)
-		return true;
-	return lfc_credit(p) >= (int64_t)lfc_cost(len, 0);
-}
-
 static bool data_only(const mblk_t *mp)
 {
 	for (mp = mp->b_cont; mp != NULL; mp = mp->b_cont)
@@ -1036,7 +1062,18 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 	     str_now_ns() - __atomic_load_n(&d->tx_last, __ATOMIC_RELAXED) >
 	     idle_ns(len)) &&
 	    strtrylock(&ep->tx_lock)) {
-		err = lone_credit(ep, mp, len) ? send_one(ep, mp) : EAGAIN;
+		/* (room at a local receiver reserved first: inet_lfc.c) */
+		struct lfc_peer *lp = dg_peer(ep, mp);
+		uint64_t c = lp != NULL ? lfc_cost(len, 0) : 0;
+
+		if (lp == NULL || lfc_reserve(lp, &c, 1) == 1) {
+			if (lp != NULL)
+				lfc_sent(&d->lfc);
+			err = send_charged(ep, mp, lp, c);
+		} else {
+			err = EAGAIN;		/* it waits on the queue */
+		}
+		lfc_unpin(&d->lfc);
 		if (ep->pr->fast)
 			__atomic_store_n(&d->tx_last, str_now_ns(),
 					 __ATOMIC_RELAXED);
@@ -1090,6 +1127,7 @@ static void unitdata_req(struct inet_ep *ep, mblk_t *mp)
 /* ---- connected datagram endpoints ---- */
 
 static int dg_bound(struct inet_ep *ep, int *unixerr);
+static void dg_unbound(struct inet_ep *ep);
 
 /*
  * T_CONN_REQ on a datagram endpoint (as Solaris UDP allows): connect(2)
@@ -1153,6 +1191,9 @@ static void dg_conn_req(struct inet_ep *ep, mblk_t *mp)
 	memcpy(&ep->raddr, tpi_region(mp, r.DEST_offset, r.DEST_length),
 	       (size_t)r.DEST_length);
 	ep->raddrlen = sl;
+	/* it takes only its peer's datagrams now: local senders to its
+	 * port are no longer owed room there (inet_lfc.c) */
+	dg_unbound(ep);
 	__atomic_store_n(&ep->state, TS_DATA_XFER, __ATOMIC_RELEASE);
 	cc.RES_length = (t_scalar_t)sl;
 	cc.RES_offset = tpi_put_bytes(con, &off, &ep->raddr, sl);
@@ -1184,6 +1225,7 @@ static void dg_discon_req(struct inet_ep *ep, mblk_t *mp)
 	la = ep->laddr;
 	ll = ep->laddrlen;
 	fix_raw_dest(ep, &la);		/* bind(2) wants port 0 */
+	dg_unbound(ep);			/* (dg_bound publishes anew) */
 	if ((err = inet_socket_renew(ep, ep->family)) != 0 ||
 	    (bind(ep->ke.ke_fd, (struct sockaddr *)&la, ll) < 0 &&
 	     (err = errno) != 0)) {
@@ -1371,6 +1413,11 @@ static void settle_fire(void *arg)
 	pull(ep, false);
 	pthread_mutex_lock(&d->kick_lock);
 	d->settle_id = 0;
+	if (d->settle_want && !d->kick_closing)
+		d->settle_id = str_qtimeout_ns(ep->rq,
+					       (void (*)())settle_fire, ep,
+					       LFC_SETTLE_NS + 1000000);
+	d->settle_want = false;
 	pthread_mutex_unlock(&d->kick_lock);
 }
 
@@ -1379,7 +1426,9 @@ static void settle(struct inet_ep *ep)
 	struct dg *d = DG(ep);
 
 	pthread_mutex_lock(&d->kick_lock);
-	if (!d->kick_closing && d->settle_id == 0)
+	if (d->settle_id != 0)
+		d->settle_want = true;	/* (it may be running: again after) */
+	else if (!d->kick_closing)
 		d->settle_id = str_qtimeout_ns(ep->rq, (void (*)())settle_fire,
 					       ep, LFC_SETTLE_NS + 1000000);
 	pthread_mutex_unlock(&d->kick_lock);
@@ -1421,8 +1470,8 @@ static bool pull_locked(struct inet_ep *ep)
 				mm[i].msg_hdr.msg_controllen = sizeof(cm[i].buf);
 			}
 		}
-		/* what local senders had sent (inet_lfc.c) */
-		uint64_t done0 = lfc_done(&d->own), cost = 0;
+		/* what local senders sent, if they are quiet (inet_lfc.c) */
+		uint64_t quiet0 = lfc_quiet(&d->own), cost = 0;
 
 		if (vlen == 1) {
 			ssize_t r = recvmsg(ep->ke.ke_fd, &mm[0].msg_hdr,
@@ -1443,7 +1492,7 @@ static bool pull_locked(struct inet_ep *ep)
 				continue;
 			}
 			/* EAGAIN, or nothing to read */
-			if (lfc_consumed(&d->own, 0, true, done0))
+			if (lfc_consumed(&d->own, 0, true, quiet0))
 				settle(ep);
 			__atomic_store_n(&d->rx_ready, 0, __ATOMIC_RELEASE);
 			return true;
@@ -1501,12 +1550,12 @@ static bool pull_locked(struct inet_ep *ep)
 				str_batch_end();
 				for (int j = i + 1; j < n; j++)
 					cost += lfc_cost(mm[j].msg_len, 0);
-				lfc_consumed(&d->own, cost, false, done0);
+				lfc_consumed(&d->own, cost, false, quiet0);
 				return false;
 			}
 		}
 		str_batch_end();
-		if (lfc_consumed(&d->own, cost, n < vlen, done0))
+		if (lfc_consumed(&d->own, cost, n < vlen, quiet0))
 			settle(ep);
 		if (n < vlen) {
 			__atomic_store_n(&d->rx_ready, 0, __ATOMIC_RELEASE);
@@ -1670,14 +1719,19 @@ static int dg_bound(struct inet_ep *ep, int *unixerr)
 		(void)setsockopt(fd, IPPROTO_IP, IP_RECVERR, &one,
 				 sizeof(one));
 	if (ep->pr->fast && ep->pr->kind == IK_UDP) {
-		(void)setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
+		bool gro = setsockopt(fd, SOL_UDP, UDP_GRO, &one,
+				      sizeof(one)) == 0;
+
 		(void)setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one,
 				 sizeof(one));
 		/* local senders may hold back what we have no room for
-		 * (inet_lfc.c); the puller reads the record (rx_lock) */
+		 * (inet_lfc.c; its costs are those of a GRO socket); the
+		 * puller reads the record (rx_lock) */
 		strlock(&ep->rx_lock);
-		(void)lfc_publish(&DG(ep)->own, fd,
-				  (struct sockaddr *)&ep->laddr, ep->laddrlen);
+		if (gro)
+			(void)lfc_publish(&DG(ep)->own, fd,
+					  (struct sockaddr *)&ep->laddr,
+					  ep->laddrlen);
 		strunlock(&ep->rx_lock);
 	}
 	__atomic_store_n(&DG(ep)->rx_ready, 1, __ATOMIC_RELEASE);
@@ -1685,7 +1739,8 @@ static int dg_bound(struct inet_ep *ep, int *unixerr)
 	return 0;
 }
 
-/* T_UNBIND_REQ (lock held): no longer a receiver here. */
+/* T_UNBIND_REQ, and a connect or disconnect (lock held): no longer a
+ * receiver here, for local senders (inet_lfc.c). */
 static void dg_unbound(struct inet_ep *ep)
 {
 	strlock(&ep->rx_lock);

@@ -13,40 +13,46 @@
  * any address or a loopback one: /dev/shm/streams-udp-<netns>-<4|6>-<port>
  * (made under a temporary name, filled in and locked, then linked into
  * place; an OFD lock held on it while the endpoint lives, so a record
- * whose owner died is known and replaced).  In it:
+ * whose owner died is known, not used, and replaced).  In it:
  *
  *   rcvbuf	the socket's receive buffer (SO_RCVBUF, as the kernel doubled
- *		it): the bytes of receive memory the kernel lets it hold;
- *   sent	what senders charged for the messages they are sending or
- *		sent (each adds before its sendmmsg, and takes back what the
- *		kernel did not take);
- *   done	what senders had sent when their call returned (done_at:
- *		when);
+ *		it);
+ *   sent	what senders charged for the messages they sent or are
+ *		sending: each reserves what it may send with a compare and
+ *		swap (so senders side by side cannot spend the same room),
+ *		and takes back what the kernel did not take; sent_at: when
+ *		a sender last charged;
  *   consumed	what the receiver has taken out of its socket: it adds what
  *		each receive call took (never more than sent).  A datagram
  *		that never arrives (a loss) would be owed for ever, so when a
- *		receive call finds the socket empty after senders were quiet
- *		for LFC_SETTLE_NS (nothing being sent, the last send that
- *		long ago: its datagrams have left the kernel's backlog, which
- *		a send can return before), consumed is made at least done.
- *		A receiver left owed after an empty socket looks again once
- *		that time has passed (inet_dg.c's settle).
+ *		receive call finds the socket empty after nothing was charged
+ *		for LFC_SETTLE_NS (a send may return while its datagrams wait
+ *		in the kernel's backlog for its softirq), consumed is made
+ *		sent.  A receiver left owed after an empty socket looks again
+ *		once that time has passed (inet_dg.c's settle).
  *
  * Charges are the receive memory the kernel charges for a message
  * (lfc_cost: measured on Linux 6.x loopback, rounded up), so sent -
- * consumed bounds what waits in the socket, and rcvbuf - (sent -
- * consumed) is the sender's credit.  A flush (inet_dg.c) sends only the
- * messages that fit; the rest stay on the write queue, whose water marks
- * stop the writer above (blocking, or EAGAIN/TFLOW), and the flush looks
- * again after a short delay (20 us, doubling to 1 ms while the receiver
- * consumes nothing).  A receiver that consumes nothing for LFC_STALL_NS
- * (it stopped reading, or died) is then sent to as plain UDP, where the
- * kernel drops what does not fit, until it consumes again.
+ * consumed bounds what waits in the socket.  The kernel takes a message
+ * that fits within rcvbuf, or any message into an empty socket, and
+ * frees memory back only in steps of a quarter of rcvbuf; so a sender
+ * may send a message that keeps sent - consumed within three quarters of
+ * rcvbuf, or any when it is 0 (lfc_reserve).  A flush (inet_dg.c) sends what was reserved; the rest
+ * stays on the write queue, whose water marks stop the writer above
+ * (blocking, or EAGAIN/TFLOW), and the flush looks again after a short
+ * delay (20 us, doubling to 1 ms while the receiver consumes nothing).
+ * A sender that could send nothing to a receiver for LFC_STALL_NS (it
+ * stopped reading, or died) sends to it as plain UDP, still charging,
+ * until it consumes again.
  *
  * Datagrams from anywhere else (a plain socket, another host) are not
- * charged: they may still overflow the socket, as before.  A record is
- * outside input: its magic, version, family, port and size are checked,
- * and a record that lies can at worst make a sender wait LFC_STALL_NS.
+ * charged but are counted as consumed: they may make a sender think
+ * there is more room than there is, and may then overflow the socket,
+ * as before.  A record is outside input: its owner (our uid, mode
+ * 0600), lock, magic, version, family, port, address and size are
+ * checked, and one that passes and lies can at worst make a sender wait
+ * LFC_STALL_NS at a time.  A forked child's copy of a receiver does not
+ * touch the parent's record when it closes.
  *
  * Locking: a receiver's record pointer changes under the endpoint's lock
  * with rx_lock held, and consumed is written by the puller (rx_lock); a
@@ -76,6 +82,7 @@
 #define LFC_RECHECK_NS	100000000ull	/* a missing record: look again */
 #define LFC_DELAY_MIN	20000ull
 #define LFC_DELAY_MAX	1000000ull
+#define LFC_OPEN	(O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
 
 struct lfc_rec {
 	uint32_t magic;			/* LFC_MAGIC, stored last */
@@ -86,9 +93,8 @@ struct lfc_rec {
 	uint16_t pad[3];
 	unsigned char addr[16];		/* bound address; zeros: any */
 	int64_t rcvbuf;			/* atomic: the receiver's */
-	_Alignas(64) uint64_t sent;	/* atomic: senders add */
-	uint64_t done;			/* atomic: senders add */
-	uint64_t done_at;		/* atomic: ns of the last add to done */
+	_Alignas(64) uint64_t sent;	/* atomic: senders reserve (CAS) */
+	uint64_t sent_at;		/* atomic: ns of the last charge */
 	_Alignas(64) uint64_t consumed;	/* atomic: the receiver */
 };
 
@@ -203,7 +209,7 @@ static bool same_file(const char *name, int fd)
  * the owner's descriptor is closed.) */
 static void remove_stale(const char *name)
 {
-	int fd = open(name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	int fd = open(name, LFC_OPEN);
 
 	if (fd < 0)
 		return;
@@ -260,6 +266,7 @@ bool lfc_publish(struct lfc_own *o, int fd, const struct sockaddr *laddr,
 	}
 	(void)unlink(tmp);
 	o->fd = rfd;
+	o->pid = getpid();
 	atomic_store_explicit(&o->rec, r, memory_order_release);
 	return true;
 fail:
@@ -277,9 +284,12 @@ void lfc_unpublish(struct lfc_own *o)
 
 	if (r == NULL)
 		return;
-	__atomic_store_n(&r->state, LFC_CLOSED, __ATOMIC_RELEASE);
-	if (same_file(o->name, o->fd))
-		(void)unlink(o->name);
+	if (o->pid == getpid()) {
+		/* (a forked child's copy leaves the parent's record be) */
+		__atomic_store_n(&r->state, LFC_CLOSED, __ATOMIC_RELEASE);
+		if (same_file(o->name, o->fd))
+			(void)unlink(o->name);
+	}
 	atomic_store_explicit(&o->rec, NULL, memory_order_release);
 	munmap(r, LFC_SIZE);
 	close(o->fd);
@@ -297,26 +307,26 @@ void lfc_set_rcvbuf(struct lfc_own *o, int fd)
 		__atomic_store_n(&r->rcvbuf, (int64_t)rb, __ATOMIC_RELEASE);
 }
 
-uint64_t lfc_done(struct lfc_own *o)
+uint64_t lfc_quiet(struct lfc_own *o)
 {
 	struct lfc_rec *r = atomic_load_explicit(&o->rec,
 						 memory_order_acquire);
-	uint64_t d, s;
+	uint64_t s1, s2, t;
 
 	if (r == NULL)
 		return 0;
-	/* quiet: nothing being sent, the last send LFC_SETTLE_NS ago (its
-	 * datagrams have left the kernel's backlog) */
-	d = __atomic_load_n(&r->done, __ATOMIC_ACQUIRE);
-	s = __atomic_load_n(&r->sent, __ATOMIC_ACQUIRE);
-	if (s != d || str_now_ns() - __atomic_load_n(&r->done_at,
-		       __ATOMIC_ACQUIRE) < LFC_SETTLE_NS)
+	/* sent_at is stored before a charge is added: the same sent on
+	 * both sides of it means no charge between */
+	s1 = __atomic_load_n(&r->sent, __ATOMIC_ACQUIRE);
+	t = __atomic_load_n(&r->sent_at, __ATOMIC_ACQUIRE);
+	s2 = __atomic_load_n(&r->sent, __ATOMIC_ACQUIRE);
+	if (s1 != s2 || str_now_ns() - t < LFC_SETTLE_NS)
 		return 0;
-	return d;
+	return s1;
 }
 
 bool lfc_consumed(struct lfc_own *o, uint64_t cost, bool drained,
-		  uint64_t done0)
+		  uint64_t quiet0)
 {
 	struct lfc_rec *r = atomic_load_explicit(&o->rec,
 						 memory_order_acquire);
@@ -329,8 +339,8 @@ bool lfc_consumed(struct lfc_own *o, uint64_t cost, bool drained,
 	c = c0 + cost;
 	if ((int64_t)(c - s) > 0)	/* (others' datagrams are not owed) */
 		c = s;
-	if (drained && (int64_t)(done0 - c) > 0)
-		c = done0;		/* lost, or not counted: not owed */
+	if (drained && (int64_t)(quiet0 - c) > 0)
+		c = quiet0;		/* lost, or not counted: not owed */
 	if (c != c0)
 		__atomic_store_n(&r->consumed, c, __ATOMIC_RELEASE);
 	return drained && c != s;
@@ -357,11 +367,17 @@ static struct lfc_rec *rec_map(int family, uint16_t port,
 	static const unsigned char zero[16];
 	int fd;
 
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+
 	rec_name(name, sizeof(name), family, port);
-	if ((fd = open(name, O_RDWR | O_CLOEXEC | O_NOFOLLOW)) < 0)
+	if ((fd = open(name, LFC_OPEN)) < 0)
 		return NULL;
+	/* ours (another user's could lie, or be cut short under us), and
+	 * held by a live owner (a dead one's is stale) */
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size < LFC_SIZE) {
+	    st.st_uid != geteuid() || (st.st_mode & 077) != 0 ||
+	    st.st_size < LFC_SIZE || fcntl(fd, F_OFD_GETLK, &fl) != 0 ||
+	    fl.l_type == F_UNLCK) {
 		close(fd);
 		return NULL;
 	}
@@ -382,7 +398,7 @@ static struct lfc_rec *rec_map(int family, uint16_t port,
 }
 
 struct lfc_peer *lfc_lookup(struct lfc_send *s, const struct sockaddr *to,
-			    socklen_t len)
+			    socklen_t len, bool *full)
 {
 	unsigned char addr[16];
 	int family;
@@ -390,6 +406,7 @@ struct lfc_peer *lfc_lookup(struct lfc_send *s, const struct sockaddr *to,
 	bool loop, any;
 	struct lfc_peer *p = NULL;
 
+	*full = false;
 	if (!split_addr(to, len, &family, &port, addr, &loop, &any) ||
 	    !loop)
 		return NULL;
@@ -398,12 +415,23 @@ struct lfc_peer *lfc_lookup(struct lfc_send *s, const struct sockaddr *to,
 			p = &s->peer[i];
 			break;
 		}
+	if (p != NULL && p->pinned)
+		return p->rec != NULL ? p : NULL;	/* (as it was) */
 	if (p != NULL && p->rec != NULL &&
 	    __atomic_load_n(&p->rec->state, __ATOMIC_ACQUIRE) != LFC_LIVE) {
 		peer_drop(p);		/* closed: look for a new one */
 		p->checked = 0;
 	}
 	if (p == NULL) {
+		int i;
+
+		for (i = 0; i < LFC_PEERS &&
+			    s->peer[s->next % LFC_PEERS].pinned; i++)
+			s->next++;
+		if (i == LFC_PEERS) {
+			*full = true;	/* all in use by this batch */
+			return NULL;
+		}
 		p = &s->peer[s->next++ % LFC_PEERS];
 		if (s->wait == p)
 			s->wait = NULL;
@@ -421,50 +449,83 @@ struct lfc_peer *lfc_lookup(struct lfc_send *s, const struct sockaddr *to,
 		if ((p->rec = rec_map(family, port, addr)) == NULL)
 			return NULL;
 	}
-	if (p->ignored) {
-		if (__atomic_load_n(&p->rec->consumed, __ATOMIC_ACQUIRE) ==
-		    p->ignored_at)
-			return NULL;
+	if (p->ignored &&
+	    __atomic_load_n(&p->rec->consumed, __ATOMIC_ACQUIRE) !=
+	    p->ignored_at)
 		p->ignored = false;	/* it reads again */
-	}
+	p->pinned = true;
 	return p;
 }
 
-int64_t lfc_credit(struct lfc_peer *p)
+void lfc_unpin(struct lfc_send *s)
 {
-	struct lfc_rec *r = p->rec;
-	/* consumed first: the backlog seen is at least the real one */
-	uint64_t c = __atomic_load_n(&r->consumed, __ATOMIC_ACQUIRE);
-	uint64_t s = __atomic_load_n(&r->sent, __ATOMIC_ACQUIRE);
-	int64_t rb = __atomic_load_n(&r->rcvbuf, __ATOMIC_RELAXED);
-	int64_t q = (int64_t)(s - c);
+	for (int i = 0; i < LFC_PEERS; i++)
+		s->peer[i].pinned = false;
+}
 
-	if (q < 0)
-		q = 0;
+/* How much of what the receiver of r holds may be ours (its backlog
+ * sent - consumed): its rcvbuf, less a quarter, because the kernel
+ * gives memory back to the socket only once it has freed a quarter of
+ * rcvbuf (udp_rmem_release's forward_threshold) or emptied its queue, so
+ * up to that much more is charged than is queued. */
+static int64_t limit(struct lfc_rec *r)
+{
+	int64_t rb = __atomic_load_n(&r->rcvbuf, __ATOMIC_RELAXED);
+
 	if (rb < 0 || rb > (int64_t)1 << 40)
 		rb = 0;
-	/* the kernel gives memory back to the socket only once it has
-	 * freed a quarter of rcvbuf (udp_rmem_release's forward_threshold)
-	 * or emptied its queue: up to that much more is charged than is
-	 * queued */
-	rb -= rb / 4;
-	return q >= rb ? 0 : rb - q;
+	return rb - rb / 4;
+}
+
+int lfc_reserve(struct lfc_peer *p, const uint64_t *cost, int n)
+{
+	struct lfc_rec *r = p->rec;
+	int64_t lim = limit(r);
+	uint64_t s = __atomic_load_n(&r->sent, __ATOMIC_ACQUIRE);
+
+	for (;;) {
+		/* consumed after sent: the backlog seen is at least the
+		 * real one */
+		uint64_t c = __atomic_load_n(&r->consumed, __ATOMIC_ACQUIRE);
+		int64_t q = (int64_t)(s - c);
+		uint64_t total = 0;
+		int k;
+
+		if (q < 0)
+			q = 0;
+		for (k = 0; k < n; k++) {
+			if (cost[k] == 0)
+				continue;	/* not to this receiver */
+			/* the kernel takes a message that fits, or any
+			 * message into an empty socket (Linux 6.x;
+			 * before, any while within rcvbuf) */
+			if (q != 0 && q + (int64_t)cost[k] > lim &&
+			    !p->ignored)
+				break;
+			q += (int64_t)cost[k];
+			total += cost[k];
+		}
+		if (total == 0)
+			return k;
+		__atomic_store_n(&r->sent_at, str_now_ns(), __ATOMIC_RELEASE);
+		if (__atomic_compare_exchange_n(&r->sent, &s, s + total, false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return k;
+		/* another sender reserved meanwhile: again, with its s */
+	}
 }
 
 void lfc_charge(struct lfc_peer *p, uint64_t cost)
 {
+	__atomic_store_n(&p->rec->sent_at, str_now_ns(), __ATOMIC_RELEASE);
 	__atomic_add_fetch(&p->rec->sent, cost, __ATOMIC_ACQ_REL);
 }
 
-void lfc_settle(struct lfc_peer *p, uint64_t sent, uint64_t unsent)
+void lfc_unsend(struct lfc_peer *p, uint64_t cost)
 {
-	if (sent != 0) {
-		__atomic_store_n(&p->rec->done_at, str_now_ns(),
-				 __ATOMIC_RELEASE);
-		__atomic_add_fetch(&p->rec->done, sent, __ATOMIC_ACQ_REL);
-	}
-	if (unsent != 0)
-		__atomic_sub_fetch(&p->rec->sent, unsent, __ATOMIC_ACQ_REL);
+	if (cost != 0)
+		__atomic_sub_fetch(&p->rec->sent, cost, __ATOMIC_ACQ_REL);
 }
 
 uint64_t lfc_wait(struct lfc_send *s, struct lfc_peer *p)
@@ -472,8 +533,7 @@ uint64_t lfc_wait(struct lfc_send *s, struct lfc_peer *p)
 	uint64_t now = str_now_ns();
 	uint64_t c = __atomic_load_n(&p->rec->consumed, __ATOMIC_ACQUIRE);
 
-	if (s->wait != p || c != s->wait_consumed) {
-		/* a new wait, or the receiver made progress */
+	if (s->wait != p) {
 		s->wait = p;
 		s->wait_since = now;
 		s->wait_consumed = c;
@@ -481,14 +541,20 @@ uint64_t lfc_wait(struct lfc_send *s, struct lfc_peer *p)
 		return s->delay;
 	}
 	if (now - s->wait_since > LFC_STALL_NS) {
-		/* it stopped reading: plain UDP until it reads again */
+		/* nothing sent to it for that long: plain UDP until it
+		 * reads again (a receiver that keeps consuming others'
+		 * datagrams does not keep us here) */
 		p->ignored = true;
 		p->ignored_at = c;
 		s->wait = NULL;
 		return 0;
 	}
-	if (s->delay < LFC_DELAY_MAX)
+	if (c != s->wait_consumed) {
+		s->wait_consumed = c;	/* it reads: look again soon */
+		s->delay = LFC_DELAY_MIN;
+	} else if (s->delay < LFC_DELAY_MAX) {
 		s->delay *= 2;
+	}
 	return s->delay;
 }
 

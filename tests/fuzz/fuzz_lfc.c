@@ -5,12 +5,13 @@
  * How this works
  * --------------
  * The input is a record file's contents.  It is written where a
- * receiver on 127.0.0.1:7 would publish its record, and a sender looks
- * it up, asks its credit, charges, settles and waits as a flush does.
+ * receiver on 127.0.0.1:7 would publish its record, locked as a live
+ * receiver holds it, and a sender looks it up, reserves room, takes it
+ * back, charges and waits as a flush does.
  * A record that is not one (too short, wrong magic, version, family,
  * port, state or address) must be refused: lfc_lookup gives NULL.  One
- * that passes may say anything; the sender must still get a credit of
- * at least 0 and retry delays within LFC_DELAY_MAX (the stall that ends
+ * that passes may say anything; the sender must still reserve 0 to n
+ * messages of n and get retry delays within LFC_DELAY_MAX (the stall that ends
  * a wait is time-based: test_inet_udp_lfc's test_lying_record).
  */
 #ifndef _GNU_SOURCE
@@ -18,6 +19,7 @@
 #endif
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct lfc_send s;
 	struct sockaddr_in to = { .sin_family = AF_INET,
 				  .sin_port = htons(PORT) };
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	bool full;
 	int fd;
 
 	if (stat("/proc/thread-self/ns/net", &st) != 0)
@@ -47,23 +51,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)unlink(path);
 	if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600)) < 0)
 		return 0;
-	if (size > 0 && write(fd, data, size) != (ssize_t)size) {
+	/* held, as by a live receiver */
+	if ((size > 0 && write(fd, data, size) != (ssize_t)size) ||
+	    fcntl(fd, F_OFD_SETLK, &fl) != 0) {
 		close(fd);
 		unlink(path);
 		return 0;
 	}
-	close(fd);
 	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	memset(&s, 0, sizeof(s));
 	struct lfc_peer *p = lfc_lookup(&s, (struct sockaddr *)&to,
-					sizeof(to));
+					sizeof(to), &full);
 	if (p != NULL) {
-		int64_t c = lfc_credit(p);
+		uint64_t cost[3] = { lfc_cost(100, 0), 0, lfc_cost(4000, 1000) };
+		int n = lfc_reserve(p, cost, 3);
 
-		if (c < 0)
+		if (n < 0 || n > 3)
 			abort();
-		lfc_charge(p, lfc_cost(100, 0));
-		lfc_settle(p, lfc_cost(100, 0), 0);
+		for (int i = 0; i < n; i++)
+			lfc_unsend(p, cost[i]);
+		lfc_charge(p, cost[0]);
 		for (int i = 0; i < 4; i++) {
 			uint64_t d = lfc_wait(&s, p);
 
@@ -75,7 +82,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* short records are refused */
 	if (p != NULL && size < 4096)
 		abort();
+	lfc_unpin(&s);
 	lfc_send_free(&s);
+	close(fd);
 	unlink(path);
 	return 0;
 }

@@ -267,14 +267,14 @@ SHMRING_SEEDS = {
 
 # fuzz_lfc: a record of /dev/udp's local flow control (inet_lfc.c's
 # struct lfc_rec, 4096 bytes): magic "LFC1", version, state (1 live),
-# family, port (network order), address, rcvbuf, then sent, done and
-# done_at at 64 and consumed at 128.
+# family, port (network order), address, rcvbuf, then sent and sent_at
+# at 64 and consumed at 128.
 def lfc_rec(state=1, family=2, port=7, rcvbuf=212992, sent=0, consumed=0):
     b = bytearray(4096)
     struct.pack_into("<IIII", b, 0, 0x3143464C, 1, state, family)
     struct.pack_into(">H", b, 16, port)
     struct.pack_into("<q", b, 40, rcvbuf)
-    struct.pack_into("<QQQ", b, 64, sent, sent, 0)
+    struct.pack_into("<QQ", b, 64, sent, 0)
     struct.pack_into("<Q", b, 128, consumed)
     return bytes(b)
 
