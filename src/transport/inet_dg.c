@@ -691,6 +691,16 @@ static enum fb flush_batch(struct inet_ep *ep, bool *more)
 		flushq(ep->wq, FLUSHALL);
 		return FB_ROOM;
 	}
+	if (ep->pr->kind == IK_UDP && lfc_blocked(&DG(ep)->lfc) &&
+	    !q_empty(ep->wq)) {
+		/* the head still waits for room at a local receiver */
+		uint64_t delay = lfc_wait(&DG(ep)->lfc, DG(ep)->lfc.wait);
+
+		if (delay != 0) {
+			DG(ep)->credit_delay = delay;
+			return FB_CREDIT;
+		}
+	}
 	for (int k; nmsg < BATCH &&
 		    (k = str_getq_n(ep->wq, msgs + nmsg, BATCH - nmsg)) > 0;)
 		for (; k > 0; k--, nmsg++)

@@ -558,6 +558,21 @@ uint64_t lfc_wait(struct lfc_send *s, struct lfc_peer *p)
 	return s->delay;
 }
 
+bool lfc_blocked(struct lfc_send *s)
+{
+	struct lfc_peer *p = s->wait;
+	struct lfc_rec *r;
+	int64_t q;
+
+	if (p == NULL || p->rec == NULL || p->ignored)
+		return false;
+	r = p->rec;
+	q = (int64_t)(__atomic_load_n(&r->sent, __ATOMIC_ACQUIRE) -
+		      __atomic_load_n(&r->consumed, __ATOMIC_ACQUIRE));
+	/* (the least any message costs: lfc_cost(0, 0)) */
+	return q > 0 && q + 832 > limit(r);
+}
+
 void lfc_sent(struct lfc_send *s)
 {
 	s->wait = NULL;

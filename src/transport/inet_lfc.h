@@ -97,6 +97,10 @@ void lfc_unsend(struct lfc_peer *p, uint64_t cost);
  * (ns), or 0 when it has sent nothing to p for LFC_STALL_NS and p is
  * now ignored. */
 uint64_t lfc_wait(struct lfc_send *s, struct lfc_peer *p);
+/* Still no room for any message where s waits (its head message, put
+ * back in order, waits for that receiver): a flush need not take the
+ * queue apart to find that out (and wake its writer for nothing). */
+bool lfc_blocked(struct lfc_send *s);
 /* Something went to the receiver waited for: the wait is over. */
 void lfc_sent(struct lfc_send *s);
 void lfc_send_free(struct lfc_send *s);
