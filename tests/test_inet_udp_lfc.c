@@ -18,8 +18,11 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+
+#include "inet_lfc.h"		/* (test_reserve_race: the sender's side) */
 
 /* t_rcvudata into buf, waiting up to 5 s: its length, or -1 (a loss
  * must fail the test, not hang it) */
@@ -537,6 +540,88 @@ static void test_fork_and_connect(void)
 	CHECK_ERR(stat(path, &st), ENOENT);
 }
 
+struct racer {
+	struct sockaddr_in to;
+	const uint64_t *sent;		/* the record's sent (offset 64) */
+	int64_t lim;
+	int iters, got, over;
+};
+
+static void *racer_main(void *arg)
+{
+	struct racer *rc = arg;
+	struct lfc_send s;
+	bool full;
+	uint64_t c = 1000;
+
+	memset(&s, 0, sizeof(s));
+	struct lfc_peer *p = lfc_lookup(&s, (struct sockaddr *)&rc->to,
+					sizeof(rc->to), &full);
+	if (p == NULL) {
+		rc->over = -1;
+		return NULL;
+	}
+	for (int i = 0; i < rc->iters; i++) {
+		int held = 0;
+
+		/* take all the room there is, then give it back */
+		while (lfc_reserve(p, &c, 1) == 1) {
+			held++;
+			if ((int64_t)__atomic_load_n(rc->sent,
+						     __ATOMIC_ACQUIRE) > rc->lim)
+				rc->over++;
+		}
+		rc->got += held;
+		lfc_unsend(p, c * (uint64_t)held);
+	}
+	lfc_unpin(&s);
+	lfc_send_free(&s);
+	return NULL;
+}
+
+/* Two senders reserving room at one receiver side by side (the
+ * sender's calls of inet_lfc.c, on the record a /dev/udp receiver
+ * published): what they hold together never passes three quarters of
+ * its buffer, however their reservations interleave. */
+static void test_reserve_race(void)
+{
+	enum { NT = 2 };
+	char path[128];
+	struct sockaddr_in ra;
+	struct racer rc[NT];
+	pthread_t t[NT];
+	int r = open_bound(&ra), f, got = 0, over = 0;
+
+	set_rcvbuf(r, 2048);		/* the kernel makes it 4608 */
+	rec_path(path, sizeof(path), ntohs(ra.sin_port));
+	REQUIRE((f = open(path, O_RDONLY)) >= 0);
+	const unsigned char *rec = mmap(NULL, 4096, PROT_READ, MAP_SHARED,
+					f, 0);
+	REQUIRE(rec != MAP_FAILED);
+	close(f);
+	int64_t rb;
+	memcpy(&rb, rec + 40, sizeof(rb));
+	CHECK(rb >= 4096 && rb < 65536);
+	for (int i = 0; i < NT; i++) {
+		rc[i] = (struct racer){ ra, (const uint64_t *)(rec + 64),
+					rb - rb / 4, 200000, 0, 0 };
+		REQUIRE(pthread_create(&t[i], NULL, racer_main, &rc[i]) == 0);
+	}
+	for (int i = 0; i < NT; i++) {
+		REQUIRE(pthread_join(t[i], NULL) == 0);
+		CHECK(rc[i].over >= 0);
+		got += rc[i].got;
+		over += rc[i].over;
+	}
+	printf("test_reserve_race: %d reservations, %d over the limit\n",
+	       got, over);
+	CHECK(got > 0);
+	CHECK_EQ(over, 0);
+	CHECK_EQ(*(const uint64_t *)(rec + 64), 0);	/* all given back */
+	munmap((void *)rec, 4096);
+	CHECK_RET(t_close(r), 0);
+}
+
 int main(void)
 {
 	test_held_back();
@@ -549,5 +634,6 @@ int main(void)
 	test_many_receivers();
 	test_receiver_closes();
 	test_fork_and_connect();
+	test_reserve_race();
 	T_DONE();
 }
