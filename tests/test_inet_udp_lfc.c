@@ -622,8 +622,36 @@ static void test_reserve_race(void)
 	CHECK_RET(t_close(r), 0);
 }
 
+/* A killed receiver's record (nobody holds its lock) is removed by the
+ * first publication of a process, a live one's left: this must run
+ * before any other test publishes. */
+static void test_sweep(void)
+{
+	char dead[128], live[128];
+	struct sockaddr_in ra;
+	struct stat st;
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	int fd, fl_fd, r;
+
+	rec_path(dead, sizeof(dead), 1);
+	rec_path(live, sizeof(live), 2);
+	unlink(dead);
+	unlink(live);
+	REQUIRE((fd = open(dead, O_RDWR | O_CREAT | O_EXCL, 0600)) >= 0);
+	close(fd);
+	REQUIRE((fl_fd = open(live, O_RDWR | O_CREAT | O_EXCL, 0600)) >= 0);
+	REQUIRE(fcntl(fl_fd, F_OFD_SETLK, &fl) == 0);
+	r = open_bound(&ra);
+	CHECK_ERR(stat(dead, &st), ENOENT);
+	CHECK_RET(stat(live, &st), 0);
+	CHECK_RET(t_close(r), 0);
+	close(fl_fd);
+	unlink(live);
+}
+
 int main(void)
 {
+	test_sweep();
 	test_held_back();
 	test_slow_reader();
 	test_small_buffer();

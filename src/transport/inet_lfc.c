@@ -13,7 +13,8 @@
  * any address or a loopback one: /dev/shm/streams-udp-<netns>-<4|6>-<port>
  * (made under a temporary name, filled in and locked, then linked into
  * place; an OFD lock held on it while the endpoint lives, so a record
- * whose owner died is known, not used, and replaced).  In it:
+ * whose owner died is known, not used, and replaced; a process's first
+ * publication removes every such stale record).  In it:
  *
  *   rcvbuf	the socket's receive buffer (SO_RCVBUF, as the kernel doubled
  *		it);
@@ -66,6 +67,7 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -218,6 +220,31 @@ static void remove_stale(const char *name)
 	close(fd);
 }
 
+/* Records whose owners died without closing (killed) are replaced when
+ * their port is published again, which for ephemeral ports may be never:
+ * a process's first publication removes every stale one.  (Not the
+ * temporary files, "<name>.<pid>.<ptr>", which a publisher locks only
+ * after making them.) */
+static void sweep(void)
+{
+	static int swept;
+	char path[sizeof(LFC_DIR) + 256];
+	DIR *d;
+	struct dirent *e;
+
+	if (__atomic_exchange_n(&swept, 1, __ATOMIC_ACQ_REL) ||
+	    (d = opendir(LFC_DIR)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL)
+		if (strncmp(e->d_name, "streams-udp-", 12) == 0 &&
+		    strchr(e->d_name, '.') == NULL &&
+		    strlen(e->d_name) < 256) {
+			snprintf(path, sizeof(path), LFC_DIR "%s", e->d_name);
+			remove_stale(path);
+		}
+	closedir(d);
+}
+
 bool lfc_publish(struct lfc_own *o, int fd, const struct sockaddr *laddr,
 		 socklen_t len)
 {
@@ -234,6 +261,7 @@ bool lfc_publish(struct lfc_own *o, int fd, const struct sockaddr *laddr,
 	if (!split_addr(laddr, len, &family, &port, addr, &loop, &any) ||
 	    !(loop || any) || port == 0)
 		return false;
+	sweep();
 	rec_name(o->name, sizeof(o->name), family, port);
 	snprintf(tmp, sizeof(tmp), "%s.%d.%p", o->name, (int)getpid(),
 		 (void *)o);
