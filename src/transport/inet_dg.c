@@ -552,11 +552,10 @@ static struct lfc_peer *dg_peer(struct inet_ep *ep, const mblk_t *mp)
 	struct msghdr mh = { .msg_name = &n };
 	socklen_t dl;
 	const struct sockaddr *to;
+	bool full;
 
 	if (!ep->pr->fast || ep->pr->kind != IK_UDP)
 		return NULL;
-	bool full;
-
 	req_dest(mp, &n, &mh.msg_namelen);
 	to = mm_dest(ep, &mh, &dl);
 	return lfc_lookup(&DG(ep)->lfc, to, dl, &full);
@@ -569,7 +568,6 @@ static int send_one(struct inet_ep *ep, mblk_t *mp)
 {
 	struct lfc_peer *lp = dg_peer(ep, mp);
 	uint64_t cost = 0;
-
 	int err;
 
 	if (lp != NULL)
@@ -983,8 +981,6 @@ static void credit_fire(void *arg)
 					       ep, want);
 	pthread_mutex_unlock(&d->kick_lock);
 }
-
-static void kick(struct inet_ep *ep);
 
 static void credit_retry(struct inet_ep *ep, uint64_t delay)
 {
@@ -1558,8 +1554,12 @@ static bool pull_locked(struct inet_ep *ep)
 							     mm[j].msg_len));
 				INET_COUNT(ep, rx_drops, lost);
 				str_batch_end();
-				for (int j = i + 1; j < n; j++)
-					cost += lfc_cost(mm[j].msg_len, 0);
+				for (int j = i + 1; j < n; j++) {
+					size_t l = mm[j].msg_len;
+					size_t g = gro_seg(&mm[j].msg_hdr, l);
+
+					cost += lfc_cost(l, g < l ? g : 0);
+				}
 				lfc_consumed(&d->own, cost, false, quiet0);
 				return false;
 			}
