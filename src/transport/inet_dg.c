@@ -69,6 +69,17 @@
  * both on one CPU: 93% lost and 10 K/s received; sleeping, 56% and 34 K,
  * where sockets lose 48% and receive 42 K).
  *
+ * Local flow control (inet_lfc.c): between /dev/udp endpoints of this
+ * host over loopback, a bound receiver publishes how much room its
+ * socket has, and a flush sends only what fits there (lfc_trim: one
+ * reservation per run of messages to one receiver), leaving the rest on
+ * the write queue, whose water marks stop the writer; it looks again
+ * after a short delay (credit_retry, on the callout thread).  The
+ * receiver counts what each receive call took (pull_locked) and, when it
+ * found its socket empty with senders still owed, looks again once they
+ * have been quiet (settle).  Both on one CPU, 16 KiB datagrams: 58-60%
+ * lost before, none now, at 52-70 K/s received.
+ *
  * ICMP errors: IP_RECVERR (IPV6_RECVERR) is on, so the kernel queues the
  * errors of datagrams sent; they are read from the error queue (POLLERR,
  * or a send/receive that fails with the error) and sent up as
