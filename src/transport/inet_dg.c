@@ -183,6 +183,15 @@ static struct rxb *rxb_new(size_t size)
 	return b;
 }
 
+/* A retry on the callout thread (struct dg's credit and settle): id is
+ * set while it is pending or running (a close waits for it); one asked
+ * for meanwhile is noted in want (its delay, ns) and made when the
+ * running one returns (retry_done).  kick_lock. */
+struct retry {
+	toid_t id;
+	uint64_t want;
+};
+
 struct dg {
 	int pull_again;			/* atomic: 1 pull, 2 pull and arm */
 	int flush_again;		/* atomic */
@@ -211,13 +220,9 @@ struct dg {
 	struct lfc_send lfc;		/* tx_lock: their records */
 	uint64_t credit_delay;		/* tx_lock: the retry flush_batch
 					   asked for (ns; 0 none) */
-	toid_t credit_id;		/* kick_lock: that retry, pending or
-					   running */
-	uint64_t credit_want;		/* kick_lock: a retry asked for while
-					   one was pending or running (ns) */
-	toid_t settle_id;		/* kick_lock: the receiver's look
-					   again (settle), pending or running */
-	bool settle_want;		/* kick_lock: asked for meanwhile */
+	struct retry credit;		/* kick_lock: that retry (on wq) */
+	struct retry settle;		/* kick_lock: the receiver's look
+					   again (on rq) */
 	struct lfc_own own;		/* our record as a receiver (see
 					   struct lfc_own) */
 };
@@ -971,46 +976,57 @@ static void kick(struct inet_ep *ep)
 		flush(ep);
 }
 
+/* Arm retry t to call fn(ep) on q after delay ns, unless the endpoint
+ * closes or t is pending or running already (then once more after it).
+ * False when there was no memory for it. */
+static bool retry_arm(struct inet_ep *ep, struct retry *t, queue_t *q,
+		      void (*fn)(void *), uint64_t delay)
+{
+	struct dg *d = DG(ep);
+	bool ok = true;
+
+	pthread_mutex_lock(&d->kick_lock);
+	if (d->kick_closing) {
+		/* (closing: nothing more is done) */
+	} else if (t->id != 0) {
+		t->want = delay;
+	} else {
+		t->id = str_qtimeout_ns(q, (void (*)())fn, ep, delay);
+		ok = t->id != 0;
+	}
+	pthread_mutex_unlock(&d->kick_lock);
+	return ok;
+}
+
+/* The end of fn, retry t's callback: arm it again if that was asked
+ * for while it ran. */
+static void retry_done(struct inet_ep *ep, struct retry *t, queue_t *q,
+		       void (*fn)(void *))
+{
+	struct dg *d = DG(ep);
+
+	pthread_mutex_lock(&d->kick_lock);
+	t->id = 0;
+	if (t->want != 0 && !d->kick_closing)
+		t->id = str_qtimeout_ns(q, (void (*)())fn, ep, t->want);
+	t->want = 0;
+	pthread_mutex_unlock(&d->kick_lock);
+}
+
 /* The credit retry: a flush that found a local receiver without room
- * for what waits looks again after delay (inet_lfc.c's lfc_wait), on
- * the callout thread.  credit_id is set while the retry is pending or
- * running (a close waits for it); a retry asked for meanwhile is noted
- * in credit_want and made when the running one returns. */
+ * for what waits looks again after delay (inet_lfc.c's lfc_wait). */
 static void credit_fire(void *arg)
 {
 	struct inet_ep *ep = arg;
-	struct dg *d = DG(ep);
-	uint64_t want;
 
 	flush(ep);
-	pthread_mutex_lock(&d->kick_lock);
-	want = d->credit_want;
-	d->credit_want = 0;
-	d->credit_id = 0;
-	if (want != 0 && !d->kick_closing)
-		d->credit_id = str_qtimeout_ns(ep->wq, (void (*)())credit_fire,
-					       ep, want);
-	pthread_mutex_unlock(&d->kick_lock);
+	retry_done(ep, &DG(ep)->credit, ep->wq, credit_fire);
 }
 
 static void credit_retry(struct inet_ep *ep, uint64_t delay)
 {
-	struct dg *d = DG(ep);
-	bool nomem = false;
-
-	pthread_mutex_lock(&d->kick_lock);
-	if (d->kick_closing) {
-		/* (closing: nothing more is sent) */
-	} else if (d->credit_id != 0) {
-		d->credit_want = delay;
-	} else {
-		d->credit_id = str_qtimeout_ns(ep->wq, (void (*)())credit_fire,
-					       ep, delay);
-		nomem = d->credit_id == 0;
-	}
-	pthread_mutex_unlock(&d->kick_lock);
-	if (nomem)
-		kick(ep);		/* a tick, then */
+	if (!retry_arm(ep, &DG(ep)->credit, ep->wq, credit_fire, delay))
+		kick(ep);		/* no memory: a tick, then */
 }
 
 /* ---- T_UNITDATA_REQ ---- */
@@ -1420,35 +1436,19 @@ static void pull(struct inet_ep *ep, bool arm);
 
 /* The settle: a receiver that found its socket empty while local senders
  * were still owed (inet_lfc.c) looks again once they have been quiet
- * long enough for it to write off what never came.  settle_id is set
- * while it is pending or running (a close waits for it). */
+ * long enough for it to write off what never came. */
 static void settle_fire(void *arg)
 {
 	struct inet_ep *ep = arg;
-	struct dg *d = DG(ep);
 
 	pull(ep, false);
-	pthread_mutex_lock(&d->kick_lock);
-	d->settle_id = 0;
-	if (d->settle_want && !d->kick_closing)
-		d->settle_id = str_qtimeout_ns(ep->rq,
-					       (void (*)())settle_fire, ep,
-					       LFC_SETTLE_NS + 1000000);
-	d->settle_want = false;
-	pthread_mutex_unlock(&d->kick_lock);
+	retry_done(ep, &DG(ep)->settle, ep->rq, settle_fire);
 }
 
 static void settle(struct inet_ep *ep)
 {
-	struct dg *d = DG(ep);
-
-	pthread_mutex_lock(&d->kick_lock);
-	if (d->settle_id != 0)
-		d->settle_want = true;	/* (it may be running: again after) */
-	else if (!d->kick_closing)
-		d->settle_id = str_qtimeout_ns(ep->rq, (void (*)())settle_fire,
-					       ep, LFC_SETTLE_NS + 1000000);
-	pthread_mutex_unlock(&d->kick_lock);
+	(void)retry_arm(ep, &DG(ep)->settle, ep->rq, settle_fire,
+			LFC_SETTLE_NS + 1000000);
 }
 
 static bool pull_locked(struct inet_ep *ep)
@@ -1783,7 +1783,7 @@ static void dg_close(struct inet_ep *ep)
 		return;
 	pthread_mutex_lock(&d->kick_lock);
 	d->kick_closing = true;
-	toid_t id = d->kick_id, cid = d->credit_id, sid = d->settle_id;
+	toid_t id = d->kick_id, cid = d->credit.id, sid = d->settle.id;
 	pthread_mutex_unlock(&d->kick_lock);
 	if (id != 0)
 		(void)quntimeout(ep->wq, id);	/* waits if it runs */
