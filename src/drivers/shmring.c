@@ -350,6 +350,16 @@ void shr_wait_room(struct shr_seg *seg, int i)
 	__atomic_store_n(&seg->hdr->ring[i].pwait, 1, __ATOMIC_SEQ_CST);
 }
 
+/* A record of len bytes written at p (tail): its header, then the tail
+ * moved past it, which publishes it (producer's lock held). */
+static void rec_publish(struct shr_ring *r, unsigned char *p, uint64_t tail,
+			struct rec_hdr *rh, size_t len)
+{
+	rh->len = (uint32_t)len;
+	memcpy(p, rh, sizeof(*rh));
+	__atomic_store_n(&r->tail, tail + len, __ATOMIC_SEQ_CST);
+}
+
 void shr_put(struct shr_seg *seg, int i, const mblk_t *mp)
 {
 	struct shr_ring *r = &seg->hdr->ring[i];
@@ -371,11 +381,9 @@ void shr_put(struct shr_seg *seg, int i, const mblk_t *mp)
 		off += ALIGN8(len);
 		rh.nblk++;
 	}
-	rh.len = (uint32_t)off;
 	rh.band = mp->b_datap->db_type >= QPCTL ? 0 : mp->b_band;
 	rh.flag = mp->b_flag & REC_FLAGS;
-	memcpy(p, &rh, sizeof(rh));
-	__atomic_store_n(&r->tail, tail + off, __ATOMIC_SEQ_CST);
+	rec_publish(r, p, tail, &rh, off);
 }
 
 size_t shr_datasize(const struct shr_seg *seg, size_t len)
@@ -408,11 +416,9 @@ int shr_put_data(struct shr_seg *seg, int i, const void *src, size_t len,
 	bh.type = M_DATA;
 	bh.len = (uint32_t)len;
 	memcpy(p + sizeof(rh), &bh, sizeof(bh));
-	rh.len = (uint32_t)(off + ALIGN8(len));
 	rh.nblk = 1;
 	rh.flag = (uint32_t)flag & REC_FLAGS;
-	memcpy(p, &rh, sizeof(rh));
-	__atomic_store_n(&r->tail, tail + rh.len, __ATOMIC_SEQ_CST);
+	rec_publish(r, p, tail, &rh, off + ALIGN8(len));
 	return 0;
 }
 
