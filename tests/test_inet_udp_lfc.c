@@ -132,6 +132,28 @@ static void *slow_reader(void *arg)
 	return NULL;
 }
 
+/* n numbered datagrams of sz bytes from s to ra, where r reads them
+ * slowly in a thread: how many it got, in order. */
+static int to_slow_reader(int r, int s, const struct sockaddr_in *ra, int n,
+			  unsigned sz)
+{
+	static char buf[16384];
+	struct slow sl = { r, n, sz, 0 };
+	pthread_t t;
+
+	REQUIRE(sz <= sizeof(buf));
+	REQUIRE(pthread_create(&t, NULL, slow_reader, &sl) == 0);
+	memset(buf, 's', sizeof(buf));
+	for (int k = 0; k < n; k++) {
+		uint32_t v = (uint32_t)k;
+
+		memcpy(buf, &v, sizeof(v));
+		CHECK_RET(snd(s, ra, buf, sz), 0);
+	}
+	REQUIRE(pthread_join(t, NULL) == 0);
+	return sl.got;
+}
+
 /* A blocking sender faster than its reader, at several sizes: nothing
  * lost, nothing out of order. */
 static void test_slow_reader(void)
@@ -139,29 +161,15 @@ static void test_slow_reader(void)
 	static const unsigned sizes[] = { 1 + 3, 256, 1024, 16384 };
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		static char buf[16384];
 		struct sockaddr_in ra, sa;
-		struct slow sl;
-		pthread_t t;
 		int r = open_bound(&ra), s = open_bound(&sa);
 		int n = sizes[i] >= 16384 ? 3000 : 20000;
+		int got = to_slow_reader(r, s, &ra, n, sizes[i]);
 
-		sl.fd = r;
-		sl.n = n;
-		sl.sz = sizes[i];
-		REQUIRE(pthread_create(&t, NULL, slow_reader, &sl) == 0);
-		memset(buf, 's', sizeof(buf));
-		for (int k = 0; k < n; k++) {
-			uint32_t v = (uint32_t)k;
-
-			memcpy(buf, &v, sizeof(v));
-			CHECK_RET(snd(s, &ra, buf, sizes[i]), 0);
-		}
-		REQUIRE(pthread_join(t, NULL) == 0);
-		CHECK_EQ(sl.got, n);
+		CHECK_EQ(got, n);
 		CHECK_EQ(stats(r).rx_overflows, 0);
 		printf("test_slow_reader: %u bytes: %d of %d\n", sizes[i],
-		       sl.got, n);
+		       got, n);
 		CHECK_RET(t_close(s), 0);
 		CHECK_RET(t_close(r), 0);
 	}
@@ -176,27 +184,14 @@ static void test_slow_reader(void)
 static void test_small_buffer(void)
 {
 	enum { N = 300, SZ = 16384 };
-	static char buf[SZ];
 	struct sockaddr_in ra, sa;
-	struct slow sl;
-	pthread_t t;
-	int r = open_bound(&ra), s = open_bound(&sa);
+	int r = open_bound(&ra), s = open_bound(&sa), got;
 
 	set_rcvbuf(r, 4096);
-	sl.fd = r;
-	sl.n = N;
-	sl.sz = SZ;
-	REQUIRE(pthread_create(&t, NULL, slow_reader, &sl) == 0);
-	for (int k = 0; k < N; k++) {
-		uint32_t v = (uint32_t)k;
-
-		memcpy(buf, &v, sizeof(v));
-		CHECK_RET(snd(s, &ra, buf, SZ), 0);
-	}
-	REQUIRE(pthread_join(t, NULL) == 0);
-	CHECK_EQ(sl.got, N);
+	got = to_slow_reader(r, s, &ra, N, SZ);
+	CHECK_EQ(got, N);
 	CHECK_EQ(stats(r).rx_overflows, 0);
-	printf("test_small_buffer: %d of %d\n", sl.got, N);
+	printf("test_small_buffer: %d of %d\n", got, N);
 	CHECK_RET(t_close(s), 0);
 	CHECK_RET(t_close(r), 0);
 }
