@@ -128,6 +128,71 @@ static void test_msgs(void)
 	close(fds[0]);
 }
 
+/* getmsg(RS_HIPRI), then getpmsg(MSG_BAND, 1), with ordinary data at
+ * the head: the reader skips it and sleeps, and what the other process
+ * sends then (into the ring, which only a pull brings up) still wakes
+ * it; the ordinary data is read last.  A hang is a failure. */
+static int getmsg_skips_front(void)
+{
+	char c[16], d[16], k = 'g';
+	struct strbuf ctl, dat;
+	int fds[2], flags, band;
+	pid_t pid;
+
+	open_pipe(fds);
+	pid = fork_flushed();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		struct strbuf h = { 0, 2, "hi" }, b = { 0, 2, "b1" };
+		int bad = 0;
+		char g;
+
+		close(fds[0]);
+		if (write(fds[1], "plain", 5) != 5)
+			bad++;
+		usleep(100000);		/* the reader sleeps by now */
+		if (putmsg(fds[1], &h, NULL, RS_HIPRI) != 0)
+			bad++;
+		if (read(fds[1], &g, 1) != 1)
+			bad++;
+		usleep(100000);
+		if (putpmsg(fds[1], NULL, &b, 1, MSG_BAND) != 0)
+			bad++;
+		if (read(fds[1], &g, 1) != 1)	/* until all is read */
+			bad++;
+		child_exit(bad);
+	}
+	close(fds[1]);
+	ctl = (struct strbuf){ sizeof(c), 0, c };
+	dat = (struct strbuf){ sizeof(d), 0, d };
+	flags = RS_HIPRI;
+	CHECK_RET(getmsg(fds[0], &ctl, &dat, &flags), 0);
+	CHECK_EQ(flags, RS_HIPRI);
+	CHECK(ctl.len == 2 && memcmp(c, "hi", 2) == 0);
+	CHECK_EQ(dat.len, -1);
+	CHECK_RET(write(fds[0], &k, 1), 1);
+	ctl = (struct strbuf){ sizeof(c), 0, c };
+	dat = (struct strbuf){ sizeof(d), 0, d };
+	band = 1;
+	flags = MSG_BAND;
+	CHECK_RET(getpmsg(fds[0], &ctl, &dat, &band, &flags), 0);
+	CHECK_EQ(flags, MSG_BAND);
+	CHECK_EQ(band, 1);
+	CHECK_EQ(ctl.len, -1);
+	CHECK(dat.len == 2 && memcmp(d, "b1", 2) == 0);
+	CHECK_RET(read(fds[0], d, sizeof(d)), 5);
+	CHECK_MEM(d, "plain", 5);
+	CHECK_RET(write(fds[0], &k, 1), 1);
+	CHECK_EQ(wait_child(pid), 0);
+	close(fds[0]);
+	return 0;
+}
+
+static void test_getmsg_skips_front(void)
+{
+	CHECK_ISOLATED_T(getmsg_skips_front, 10);
+}
+
 /* A writer far ahead of a reader that sleeps first: it blocks, nothing
  * is lost or reordered. */
 static void test_flow(void)
@@ -1132,6 +1197,7 @@ int main(void)
 #endif
 	test_oneway();
 	test_msgs();
+	test_getmsg_skips_front();
 	test_flow();
 	test_write_efault();
 	test_read_efault();

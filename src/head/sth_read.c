@@ -1782,14 +1782,22 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 				continue;
 			}
 			if (nonempty) {
-				/* still not: wait for the queue to change */
+				/* still not: wait for the queue to change --
+				 * and for the driver's source (another
+				 * process's ring, a socket), which comes up
+				 * only when pulled: the driver pulls now and
+				 * arms its wake-up for us, as for a reader
+				 * with nothing queued (read_wait) */
 				if (!c.held) {
 					__atomic_add_fetch(&f->f_refs, 1,
 							   __ATOMIC_ACQ_REL);
 					c.held = true;
 				}
+				rcredit(sh);
 				rlock_release(sh);
+				sth_kevwait_begin(sh);
 				err = sth_sleep(&c.t, &sh->sh_rseq, seen, -1);
+				sth_kevwait_end(sh);
 				__atomic_sub_fetch(&sh->sh_rwaiters, 1,
 						   __ATOMIC_ACQ_REL);
 				counted = false;
