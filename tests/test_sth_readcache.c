@@ -385,6 +385,9 @@ struct uf_arg {
 	int (*act)(void);		/* the monitor's: 0 if done */
 	int faulted, acted;		/* what the monitor did (checked
 					   after the join) */
+	bool resolve;			/* after act, give the page (the
+					   copy goes on); else take it away
+					   (the copy faults) */
 };
 
 static int uf_rfd, uf_wfd;		/* the reader's end, the writer's */
@@ -401,9 +404,23 @@ static void *uf_monitor(void *arg)
 	    m.event == UFFD_EVENT_PAGEFAULT) {
 		a->faulted = 1;
 		a->acted = a->act() == 0;
+		if (a->resolve) {
+			static char zero[65536];
+			struct uffdio_copy cp = {
+				.dst = (unsigned long)a->page,
+				.src = (unsigned long)zero,
+				.len = (unsigned long)a->len,
+			};
+
+			if (a->len <= (long)sizeof(zero) &&
+			    ioctl(a->uffd, UFFDIO_COPY, &cp) == 0)
+				return NULL;	/* the test unmaps */
+			a->acted = 0;
+		}
 	}
 	munmap(a->page, (size_t)a->len);
 	close(a->uffd);		/* wakes the copy: it faults now */
+	a->page = NULL;
 	return NULL;
 }
 
@@ -470,6 +487,7 @@ static bool uf_setup(struct uf_arg *a, const char *name)
 	REQUIRE(ioctl(a->uffd, UFFDIO_REGISTER, &reg) == 0);
 	a->act = flush_and_send;
 	a->faulted = a->acted = 0;
+	a->resolve = false;
 	return true;
 }
 
@@ -529,6 +547,40 @@ static void expect_empty(int fd)
 	int band = 0, fl = MSG_ANY;
 
 	CHECK_ERR(getpmsg(fd, NULL, &d, &band, &fl), EAGAIN);
+}
+
+/* A read error that comes while a byte-stream read copies a message: the
+ * read returns what it took, and the next read the error. */
+static int send_error(void)
+{
+	return sendup_bytes(uf_rfd, M_ERROR, 2, EIO, 0);
+}
+
+static void test_error_mid_read(void)
+{
+	struct uf_arg a;
+	pthread_t th;
+	char buf[16];
+	ssize_t r;
+
+	if (!uf_setup(&a, "test_error_mid_read"))
+		return;
+	a.act = send_error;
+	a.resolve = true;
+	uf_rfd = uf_wfd = open_tm(O_NONBLOCK);
+	CHECK_RET(write(uf_wfd, "old", 3), 3);
+	REQUIRE(pthread_create(&th, NULL, uf_monitor, &a) == 0);
+	r = read(uf_rfd, a.page, 64);	/* RNORM: room for more */
+	pthread_join(th, NULL);
+	CHECK_EQ(a.faulted, 1);
+	CHECK_EQ(a.acted, 1);
+	CHECK_EQ(r, 3);
+	REQUIRE(a.page != NULL);
+	CHECK_MEM(a.page, "old", 3);
+	CHECK_ERR(read(uf_rfd, buf, sizeof(buf)), EIO);
+	munmap(a.page, (size_t)a.len);
+	close(a.uffd);
+	CHECK_RET(close(uf_rfd), 0);
 }
 
 /* A lone band-0 message (the short read) and a flush of everything. */
@@ -659,6 +711,7 @@ int main(void)
 	test_accounting();
 	test_lone();
 	test_lone_flush_fault();
+	test_error_mid_read();
 	test_band_flush_fault();
 	test_hipri_band_flush_below();
 	CHECK_EQ(th_leaks(), 0);

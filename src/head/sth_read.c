@@ -1387,6 +1387,9 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 		unsigned char type;
 		size_t n, len;
 
+		if (unlikely(sh_flags(sh) & STRDERR) && copied > 0)
+			break;	/* what was read is returned; the error is
+				   the next call's */
 		if ((err = read_error(sh)) != 0)
 			break;
 		bool ne, cached;
