@@ -44,6 +44,29 @@ static int cached_run(void)
 	return fd;
 }
 
+/* RPROTDIS, a high priority message read in part: what is left of its
+ * data is still a priority message (first, ahead of the cached run, and
+ * the only one: a second is refused while it waits); read, it is gone. */
+static void test_protdis_hipri_rest(void)
+{
+	int fd = cached_run();
+	char buf[64];
+
+	CHECK_RET(ioctl(fd, I_SRDOPT, RNORM | RPROTDIS), 0);
+	CHECK_RET(sendup(fd, M_PCPROTO, 0, 0, "P", 1, "12345", 5), 0);
+	CHECK_RET(read(fd, buf, 2), 2);
+	CHECK_MEM(buf, "12", 2);
+	CHECK_RET(sendup(fd, M_PCPROTO, 0, 0, "Q", 1, "XY", 2), 0);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 9);
+	CHECK_MEM(buf, "345bbbccc", 9);
+	CHECK_ERR(read(fd, buf, sizeof(buf)), EAGAIN);
+	/* and now a priority message is taken again */
+	CHECK_RET(sendup(fd, M_PCPROTO, 0, 0, "R", 1, "Z", 1), 0);
+	CHECK_RET(read(fd, buf, sizeof(buf)), 1);
+	CHECK_MEM(buf, "Z", 1);
+	CHECK_RET(close(fd), 0);
+}
+
 /* A band message comes after a run was cached: a byte stream read takes
  * it first, then the cached run. */
 static void test_band(void)
@@ -583,6 +606,48 @@ static void test_error_mid_read(void)
 	CHECK_RET(close(uf_rfd), 0);
 }
 
+/* A flush of everything while a reader copies the high priority message
+ * it took, then a new one: the reader, done, leaves STRPRI to the new one
+ * (a third is still refused while that waits). */
+static int flush_and_hipri(void)
+{
+	if (ioctl(uf_rfd, I_FLUSH, FLUSHR) != 0)
+		return -1;
+	return sendup(uf_rfd, M_PCPROTO, 0, 0, "H2", 2, NULL, -1);
+}
+
+static void test_hipri_flush_mid_read(void)
+{
+	struct uf_arg a;
+	struct strbuf c;
+	pthread_t th;
+	int r, flags = 0;
+
+	if (!uf_setup(&a, "test_hipri_flush_mid_read"))
+		return;
+	a.act = flush_and_hipri;
+	a.resolve = true;
+	uf_rfd = uf_wfd = open_tm(O_NONBLOCK);
+	CHECK_RET(sendup(uf_rfd, M_PCPROTO, 0, 0, "H1", 2, NULL, -1), 0);
+	c = (struct strbuf){ 16, 0, a.page };
+	REQUIRE(pthread_create(&th, NULL, uf_monitor, &a) == 0);
+	r = getmsg(uf_rfd, &c, NULL, &flags);
+	pthread_join(th, NULL);
+	CHECK_EQ(a.faulted, 1);
+	CHECK_EQ(a.acted, 1);
+	CHECK_EQ(r, 0);
+	CHECK_EQ(flags, RS_HIPRI);
+	CHECK_EQ(c.len, 2);
+	REQUIRE(a.page != NULL);
+	CHECK_MEM(a.page, "H1", 2);
+	CHECK_RET(sendup(uf_rfd, M_PCPROTO, 0, 0, "H3", 2, NULL, -1), 0);
+	expect_next(uf_rfd, 0, MSG_HIPRI, "H2");
+	expect_empty(uf_rfd);
+	munmap(a.page, (size_t)a.len);
+	close(a.uffd);
+	CHECK_RET(close(uf_rfd), 0);
+}
+
 /* A lone band-0 message (the short read) and a flush of everything. */
 static void test_lone_flush_fault(void)
 {
@@ -703,6 +768,7 @@ int main(void)
 	th_mark();
 	test_band();
 	test_hipri();
+	test_protdis_hipri_rest();
 	test_error_flush();
 	test_too_long();
 	test_fault();
@@ -712,6 +778,7 @@ int main(void)
 	test_lone();
 	test_lone_flush_fault();
 	test_error_mid_read();
+	test_hipri_flush_mid_read();
 	test_band_flush_fault();
 	test_hipri_band_flush_below();
 	CHECK_EQ(th_leaks(), 0);

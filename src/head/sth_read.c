@@ -707,6 +707,15 @@ static bool rsnap_flushed(const mblk_t *mp, void *arg)
 	       __atomic_load_n(&v[s->band], __ATOMIC_ACQUIRE) != s->bgen;
 }
 
+/* A reader is done with the high priority message it took (snap): STRPRI
+ * goes -- unless a flush of everything came since the take, which let
+ * STRPRI go itself: set again since, it is another message's. */
+static void hipri_done(struct sthead *sh, const struct rsnap *s)
+{
+	if (__atomic_load_n(&sh->sh_rflushall, __ATOMIC_ACQUIRE) == s->all)
+		set_flag(sh, STRPRI, false);
+}
+
 /* getmsg's criteria (or none) for str_getq_if, noting what the take saw;
  * urgent: only a high priority or band message */
 struct take_arg {
@@ -1445,9 +1454,12 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 					mp = n2;
 				}
 				mp = rest_of(mp, band0, flag0);
-				if (hp)
-					set_flag(sh, STRPRI, false);
 				if (mp == NULL) {
+					/* (what is left of a priority
+					 * message stays one, STRPRI with it:
+					 * its data goes first) */
+					if (hp)
+						hipri_done(sh, &snap);
 					if (cached)
 						rconsumed(sh, b0, bl0, NULL);
 					continue;
@@ -1463,7 +1475,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 			 * data, it ends this read and waits for the next */
 			if (copied == 0) {
 				if (is_hipri(mp))
-					set_flag(sh, STRPRI, false);
+					hipri_done(sh, &snap);
 				freemsg(mp);
 				if (cached)
 					rconsumed(sh, b0, bl0, NULL);
@@ -1495,7 +1507,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 			if (cached)
 				rconsumed(sh, b0, bl0, NULL);
 			if (type >= QPCTL)
-				set_flag(sh, STRPRI, false);
+				hipri_done(sh, &snap);
 			if ((rdopt & RMODEMASK) != RNORM &&
 			    (rdopt & RMODEMASK) != RFILL)
 				break;	/* message modes: one message */
@@ -1506,7 +1518,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 		/* bytes left in this message */
 		if ((rdopt & RMODEMASK) == RMSGD) {
 			if (type >= QPCTL)
-				set_flag(sh, STRPRI, false);
+				hipri_done(sh, &snap);
 			freemsg(mp);
 			if (cached)
 				rconsumed(sh, b0, bl0, NULL);
@@ -1904,7 +1916,7 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 			rputback(sh, rest, cached, b0, bl0, &snap);
 		} else {
 			if (hp)
-				set_flag(sh, STRPRI, false);
+				hipri_done(sh, &snap);
 			if (cached)
 				rconsumed(sh, b0, bl0, NULL);
 		}
