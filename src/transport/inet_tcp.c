@@ -1117,6 +1117,14 @@ static void tcp_data(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 	}
 	if (all_sent(ep) && (!ep->pr->fast || lone(ep, more)))
 		direct = strtrylock(&pp->wlock);
+	if (direct && !all_sent(ep)) {
+		/* a flusher held what it had taken off the queue when we
+		 * looked, and put part of it back before letting wlock go:
+		 * m goes behind that (a flusher holds taken messages only
+		 * while it holds wlock, so under wlock this look is sure) */
+		queue_msg(ep, m);
+		m = NULL;
+	}
 	if (!direct) {
 		queue_msg(ep, m);
 		STORE(pp->nq, LOAD(pp->nq) + 1);	/* (no lock xadd) */
