@@ -1566,6 +1566,20 @@ static void pull(struct inet_ep *ep, bool arm)
 	}
 }
 
+/* Let go of rlock taken without pull(): a pull that found it taken left
+ * its note (pull_again) for the holder to act on, and that is us -- a
+ * listener's POLLIN report, one-shot, would otherwise be lost for good. */
+static void rlock_drop(struct inet_ep *ep)
+{
+	struct tcp_pp *pp = PP(ep);
+	int note;
+
+	strunlock(&pp->rlock);
+	note = __atomic_exchange_n(&pp->pull_again, 0, __ATOMIC_SEQ_CST);
+	if (note != 0)
+		pull(ep, (note & 2) != 0);
+}
+
 /* ---- connecting ---- */
 
 /* The outcome of connect() (POLLOUT or an error in TS_WCON_CREQ). */
@@ -1839,7 +1853,7 @@ static void tcp_conn_res(struct inet_ep *ep, mblk_t *mp)
 	ap->rx_atmark = false;
 	STORE(ap->rx_ok, 1);
 	unlock2(ep, acc);
-	strunlock(&pp->rlock);
+	rlock_drop(ep);
 	if (inet_waited_for(acc))
 		pull(acc, true);
 	if (acc != ep)
@@ -1849,7 +1863,7 @@ static void tcp_conn_res(struct inet_ep *ep, mblk_t *mp)
 	return;
 fail:
 	unlock2(ep, acc);
-	strunlock(&pp->rlock);
+	rlock_drop(ep);
 	if (held)
 		inet_token_rele();
 	inet_error_ack(ep, mp, T_CONN_RES, err, uerr);
@@ -1914,14 +1928,14 @@ static void tcp_discon_req(struct inet_ep *ep, mblk_t *mp)
 	}
 	if (err != 0) {
 		inet_unlock(ep);
-		strunlock(&pp->rlock);
+		rlock_drop(ep);
 		freemsg(fl);
 		inet_error_ack(ep, mp, T_DISCON_REQ, err, 0);
 		return;
 	}
 	inet_ok_ack(ep, mp, T_DISCON_REQ);
 	inet_unlock(ep);
-	strunlock(&pp->rlock);
+	rlock_drop(ep);
 	freemsg(fl);
 	if (more)
 		pull(ep, true);		/* room for another indication */
@@ -2100,7 +2114,7 @@ static void tcp_wsrv(struct inet_ep *ep)
 			return;
 		}
 		if (!lock_or_retry(ep, POLLOUT)) {
-			strunlock(&pp->rlock);
+			rlock_drop(ep);
 			return;
 		}
 		if (!pp->stale || ep->state != TS_IDLE) {
@@ -2113,7 +2127,7 @@ static void tcp_wsrv(struct inet_ep *ep)
 			(void)renew(ep, false);
 		}
 		inet_unlock(ep);
-		strunlock(&pp->rlock);
+		rlock_drop(ep);
 	}
 }
 
