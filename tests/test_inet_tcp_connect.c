@@ -17,6 +17,8 @@
  */
 #include "test_inet_tcp_lib.h"
 
+#include <sys/resource.h>
+
 static void test_info(void)
 {
 	struct t_info ti;
@@ -296,27 +298,25 @@ static void test_close_pending(void)
 	}
 }
 
-/* a connection attempt withdrawn (t_snddis in T_OUTCON): the server's
- * kernel backlog is full, so the handshake cannot complete */
-static void test_withdraw(void)
+/* A socket listener whose kernel backlog is full (so that no handshake
+ * with it completes) in *ls, the connections filling it in fill[4], and
+ * an XTI endpoint calling it, left in T_OUTCON: its descriptor. */
+static int stuck_call(int *ls, int fill[4])
 {
-	struct sa a = sa_lo(cur->family, 0), b;
+	struct sa a = sa_lo(cur->family, 0);
 	socklen_t al = a.len;
-	struct t_call c;
-	int ls, fill[4], cli, lfd, seq = -1, i, nfill = 0;
-	char buf[4];
+	int cli, i;
 
-	ls = socket(cur->family, SOCK_STREAM, 0);
-	REQUIRE(ls >= 0);
-	REQUIRE(bind(ls, &a.u.sa, a.len) == 0);
-	REQUIRE(getsockname(ls, &a.u.sa, &al) == 0);
-	REQUIRE(listen(ls, 0) == 0);
+	*ls = socket(cur->family, SOCK_STREAM, 0);
+	REQUIRE(*ls >= 0);
+	REQUIRE(bind(*ls, &a.u.sa, a.len) == 0);
+	REQUIRE(getsockname(*ls, &a.u.sa, &al) == 0);
+	REQUIRE(listen(*ls, 0) == 0);
 	/* fill the accept queue (backlog 0 takes one) */
 	for (i = 0; i < 4; i++) {
 		fill[i] = socket(cur->family, SOCK_STREAM | SOCK_NONBLOCK, 0);
 		REQUIRE(fill[i] >= 0);
 		(void)connect(fill[i], &a.u.sa, a.len);
-		nfill++;
 	}
 	pause_ms(50);
 	cli = xt_open();
@@ -326,12 +326,21 @@ static void test_withdraw(void)
 	pause_ms(50);
 	CHECK_STATE(cli, T_OUTCON);
 	CHECK_RET(t_look(cli), 0);
-	CHECK_RET(t_snddis(cli, NULL), 0);
-	CHECK_STATE(cli, T_IDLE);
-	for (i = 0; i < nfill; i++)
+	return cli;
+}
+
+/* Close what stuck_call made, then cli (T_IDLE, its attempt withdrawn)
+ * calls somewhere else, sends a byte and is closed. */
+static void call_elsewhere(int cli, int ls, int fill[4])
+{
+	struct sa b;
+	struct t_call c;
+	int lfd, seq = -1, i;
+	char buf[4];
+
+	for (i = 0; i < 4; i++)
 		close(fill[i]);
 	close(ls);
-	/* the endpoint calls somewhere else */
 	lfd = xt_listener(1, &b);
 	REQUIRE(lfd >= 0);
 	memset(&c, 0, sizeof(c));
@@ -344,6 +353,64 @@ static void test_withdraw(void)
 	CHECK_RET(xt_rcv_all(lfd, buf, 1), 0);
 	CHECK_RET(t_close(cli), 0);
 	CHECK_RET(t_close(lfd), 0);
+}
+
+/* a connection attempt withdrawn (t_snddis in T_OUTCON): the server's
+ * kernel backlog is full, so the handshake cannot complete; the
+ * endpoint calls somewhere else afterwards */
+static void test_withdraw(void)
+{
+	int ls, fill[4], cli = stuck_call(&ls, fill);
+
+	CHECK_RET(t_snddis(cli, NULL), 0);
+	CHECK_STATE(cli, T_IDLE);
+	call_elsewhere(cli, ls, fill);
+}
+
+/* Keep this process from having more descriptors than it has now (the
+ * next one fails EMFILE); the old limit into *old. */
+static void fd_limit_now(struct rlimit *old)
+{
+	struct rlimit r;
+	int lowest = dup(0);
+
+	REQUIRE(lowest >= 0);
+	close(lowest);
+	REQUIRE(getrlimit(RLIMIT_NOFILE, old) == 0);
+	r = *old;
+	r.rlim_cur = (rlim_t)lowest;
+	REQUIRE(setrlimit(RLIMIT_NOFILE, &r) == 0);
+}
+
+/* CPU time this process used, in ms. */
+static long cpu_ms(void)
+{
+	struct rusage ru;
+
+	REQUIRE(getrusage(RUSAGE_SELF, &ru) == 0);
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000L +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000L;
+}
+
+/* An attempt withdrawn (T_OUTCON, t_snddis) while the process has no
+ * descriptor for the endpoint's next socket: the old one is reset in
+ * place, and nothing of the attempt is watched any more -- the I/O
+ * thread does not spin on the dead socket's reports.  Once descriptors
+ * are free the endpoint calls out again. */
+static void test_withdraw_emfile(void)
+{
+	int ls, fill[4], cli = stuck_call(&ls, fill);
+	struct rlimit old;
+	long t0;
+
+	fd_limit_now(&old);
+	CHECK_RET(t_snddis(cli, NULL), 0);
+	CHECK_STATE(cli, T_IDLE);
+	t0 = cpu_ms();
+	pause_ms(300);
+	CHECK(cpu_ms() - t0 < 100);
+	CHECK_RET(setrlimit(RLIMIT_NOFILE, &old), 0);
+	call_elsewhere(cli, ls, fill);
 }
 
 /* an endpoint accepted onto while unbound (it shares its listener's
@@ -461,6 +528,7 @@ int main(void)
 		test_refused();
 		test_close_pending();
 		test_withdraw();
+		test_withdraw_emfile();
 		test_acceptor_reuse();
 		test_bad_input();
 	});

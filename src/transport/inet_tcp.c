@@ -557,17 +557,21 @@ static int renew(struct inet_ep *ep, bool reset)
 		(void)connect(sock(ep), &sa, sizeof(sa));
 	}
 	strunlock(&pp->wlock);
+	/* the old connection is over, whatever comes of it: nothing of it
+	 * is watched (a failed renew leaves a closed or unconnected
+	 * socket, whose POLLOUT and POLLHUP would come back at once, for
+	 * ever, were wcon or err_watch left set) */
+	STORE(pp->wcon, 0);
+	STORE(pp->err_watch, 0);
+	STORE(pp->werr, 0);
+	STORE(pp->rx_ok, 0);
 	if (err != 0)
 		return err;
 	pp->stale = false;
 	pp->rx_empty = true;		/* (no puller: see above) */
 	pp->rx_atmark = false;
-	STORE(pp->werr, 0);
-	STORE(pp->rx_ok, 0);
-	STORE(pp->wcon, 0);
 	STORE(pp->relisten, 0);
 	STORE(pp->rx_quiet, 0);
-	STORE(pp->err_watch, 0);
 	return rebind(ep);
 }
 
