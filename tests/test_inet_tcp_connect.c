@@ -17,6 +17,7 @@
  */
 #include "test_inet_tcp_lib.h"
 
+#include <sys/epoll.h>
 #include <sys/resource.h>
 
 static void test_info(void)
@@ -392,6 +393,40 @@ static long cpu_ms(void)
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000L;
 }
 
+/* A caller arrives while the process has no descriptor to spare: the
+ * listener's accept fails (EMFILE) and is tried again later by itself, so
+ * that a listener nobody looks at (watched through epoll only, which
+ * pulls nothing) still indicates the call once descriptors are free. */
+static void test_accept_emfile(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct rlimit old;
+	struct sa a;
+	int lfd, s, ep, seq = -1;
+	char buf[4];
+
+	lfd = xt_listener(1, &a);
+	REQUIRE(lfd >= 0);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	REQUIRE(ep >= 0);
+	CHECK_RET(epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev), 0);
+	s = socket(cur->family, SOCK_STREAM, 0);
+	REQUIRE(s >= 0);
+	fd_limit_now(&old);
+	CHECK_RET(connect(s, &a.u.sa, a.len), 0);
+	pause_ms(150);
+	CHECK_RET(setrlimit(RLIMIT_NOFILE, &old), 0);
+	CHECK_RET(epoll_wait(ep, &ev, 1, 3000), 1);
+	CHECK_RET(xt_listen(lfd, &seq, NULL), 0);
+	CHECK_RET(xt_accept(lfd, lfd, seq), 0);
+	CHECK_RET(send(s, "x", 1, 0), 1);
+	CHECK_RET(xt_rcv_all(lfd, buf, 1), 0);
+	CHECK_EQ(buf[0], 'x');
+	close(s);
+	close(ep);
+	CHECK_RET(t_close(lfd), 0);
+}
+
 /* An attempt withdrawn (T_OUTCON, t_snddis) while the process has no
  * descriptor for the endpoint's next socket: the old one is reset in
  * place, and nothing of the attempt is watched any more -- the I/O
@@ -529,6 +564,7 @@ int main(void)
 		test_close_pending();
 		test_withdraw();
 		test_withdraw_emfile();
+		test_accept_emfile();
 		test_acceptor_reuse();
 		test_bad_input();
 	});

@@ -23,6 +23,7 @@
 
 #include <stropts.h>
 #include <sys/inet_stats.h>
+#include <sys/strexec.h>
 
 static void test_more(void)
 {
@@ -366,20 +367,29 @@ static void test_abortive(void)
 }
 
 /* a plain socket client against an XTI server */
-static void test_socket_client(void)
+/* A plain socket client (*s) connected to an XTI listener (*lfd),
+ * accepted onto another endpoint (*acc). */
+static void socket_client(int *lfd, int *acc, int *s)
 {
 	struct sa a;
-	char buf[64];
-	int lfd, acc, s, seq = -1, flags;
+	int seq = -1;
 
-	lfd = xt_listener(4, &a);
-	acc = xt_open();
-	REQUIRE(lfd >= 0 && acc >= 0);
-	s = socket(cur->family, SOCK_STREAM, 0);
-	REQUIRE(s >= 0);
-	CHECK_RET(connect(s, &a.u.sa, a.len), 0);
-	CHECK_RET(xt_listen(lfd, &seq, NULL), 0);
-	CHECK_RET(xt_accept(lfd, acc, seq), 0);
+	*lfd = xt_listener(4, &a);
+	*acc = xt_open();
+	REQUIRE(*lfd >= 0 && *acc >= 0);
+	*s = socket(cur->family, SOCK_STREAM, 0);
+	REQUIRE(*s >= 0);
+	CHECK_RET(connect(*s, &a.u.sa, a.len), 0);
+	CHECK_RET(xt_listen(*lfd, &seq, NULL), 0);
+	CHECK_RET(xt_accept(*lfd, *acc, seq), 0);
+}
+
+static void test_socket_client(void)
+{
+	char buf[64];
+	int lfd, acc, s, flags;
+
+	socket_client(&lfd, &acc, &s);
 	CHECK_RET(send(s, "request", 7, 0), 7);
 	CHECK_RET(xt_rcv_all(acc, buf, 7), 0);
 	CHECK_MEM(buf, "request", 7);
@@ -396,6 +406,46 @@ static void test_socket_client(void)
 	CHECK_TERR(t_rcv(acc, buf, sizeof(buf), &flags), TLOOK);
 	CHECK_RET(t_rcvrel(acc), 0);
 	CHECK_STATE(acc, T_IDLE);
+	close(s);
+	CHECK_RET(t_close(acc), 0);
+	CHECK_RET(t_close(lfd), 0);
+}
+
+/* No memory for what the socket holds (streams_set_memlimit: every
+ * allocation fails): the provider reads nothing rather than lose it, and
+ * brings it up once there is memory again. */
+static void test_no_memory(void)
+{
+	char buf[64];
+	int lfd, acc, s, flags, r = -1;
+	size_t have = 0;
+	long end;
+
+	socket_client(&lfd, &acc, &s);
+	CHECK_RET(send(s, "abc", 3, 0), 3);
+	CHECK_RET(xt_rcv_all(acc, buf, 3), 0);
+	CHECK_MEM(buf, "abc", 3);
+	CHECK_RET(set_nonblock(acc, true), 0);
+	CHECK_EQ(streams_set_memlimit(1), 0);
+	CHECK_RET(send(s, "defgh", 5, 0), 5);
+	pause_ms(50);
+	CHECK_TERR(t_rcv(acc, buf, sizeof(buf), &flags), TNODATA);
+	CHECK_TERR(t_rcv(acc, buf, sizeof(buf), &flags), TNODATA);
+	CHECK_EQ(streams_set_memlimit(0), 0);
+	end = now_ms() + 3000;
+	while (have < 5 && now_ms() < end) {
+		r = t_rcv(acc, buf + have, (unsigned)(sizeof(buf) - have),
+			  &flags);
+		if (r > 0)
+			have += (size_t)r;
+		else if (t_errno == TNODATA)
+			pause_ms(1);
+		else
+			break;
+	}
+	CHECK_EQ(have, 5);
+	CHECK_MEM(buf, "defgh", 5);
+	CHECK_RET(set_nonblock(acc, false), 0);
 	close(s);
 	CHECK_RET(t_close(acc), 0);
 	CHECK_RET(t_close(lfd), 0);
@@ -616,6 +666,7 @@ int main(void)
 		test_abortive();
 		test_socket_client();
 		test_socket_server();
+		test_no_memory();
 		test_connect_opts();
 		test_burst(false);
 		test_burst(true);

@@ -269,6 +269,9 @@ struct tcp_pp {
 	toid_t ptmo;			/* ep->lock: the next look at pending
 					   indications (pend_check) */
 	struct tcp_pend *pend;		/* ep->lock: pending indications */
+	int retry;			/* atomic: a pull failed for want of
+					   descriptors (accept) or memory:
+					   pend_tick pulls again */
 	unsigned npend;			/* ep->lock */
 	t_scalar_t next_seq;		/* ep->lock */
 	size_t rbsize;			/* const: bytes per receive block */
@@ -673,12 +676,14 @@ static void pend_check(struct inet_ep *ep)
 
 static void pend_tick(void *arg);
 
-/* While indications wait, look at them every TCP_PEND_MS (ep->lock). */
+/* While indications wait, look at them every TCP_PEND_MS; and pull
+ * again as often while a pull could not (retry).  ep->lock held. */
 static void pend_watch(struct inet_ep *ep)
 {
 	struct tcp_pp *pp = PP(ep);
 
-	if (pp->npend > 0 && pp->ptmo == 0 && !pp->closing)
+	if ((pp->npend > 0 || LOAD(pp->retry)) && pp->ptmo == 0 &&
+	    !pp->closing)
 		pp->ptmo = timeout(pend_tick, ep,
 				   drv_usectohz(TCP_PEND_MS * 1000));
 }
@@ -690,7 +695,8 @@ static void pend_tick(void *arg)
 	struct inet_ep *ep = arg;
 	struct tcp_pp *pp = PP(ep);
 
-	pull(ep, false);	/* a listener's pull: accept_more */
+	/* a listener's pull: accept_more; or a read that had no memory */
+	pull(ep, inet_waited_for(ep));
 	inet_lock(ep);
 	pp->ptmo = 0;		/* (only now: close waits for us by it) */
 	pend_watch(ep);
@@ -704,6 +710,7 @@ static void accept_more(struct inet_ep *ep)
 	if (!lock_or_retry(ep, POLLIN))
 		return;
 	pend_check(ep);
+	STORE(pp->retry, 0);
 	while (LOAD(pp->listening) && pp->npend < ep->qlen &&
 	       (ep->state == TS_IDLE || ep->state == TS_WRES_CIND)) {
 		struct T_conn_ind ci = { T_CONN_IND, 0, 0, 0, 0, 0 };
@@ -718,7 +725,8 @@ static void accept_more(struct inet_ep *ep)
 		if (ind == NULL || p == NULL) {
 			freemsg(ind);
 			free(p);
-			break;		/* the next pull tries again */
+			STORE(pp->retry, 1);	/* (pend_watch) */
+			break;
 		}
 		fd = accept4(sock(ep), (struct sockaddr *)&p->addr, &al,
 			     SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -731,6 +739,10 @@ static void accept_more(struct inet_ep *ep)
 				continue;
 			if (e == EAGAIN || e == EWOULDBLOCK)
 				(void)str_kev_rearm(&ep->ke, POLLIN);
+			else	/* EMFILE, ENFILE, ENOBUFS, ENOMEM: the
+				   caller waits in the backlog; look again
+				   in a while (pend_watch) */
+				STORE(pp->retry, 1);
 			break;
 		}
 		sock_setup(fd);
@@ -1239,25 +1251,21 @@ static mblk_t *rx_block(struct tcp_pp *pp, unsigned i)
 	return pp->rxb[i];
 }
 
-/* Send n bytes of block i up as a T_DATA_IND (rlock held). */
-static bool rx_up(struct inet_ep *ep, unsigned i, size_t n)
+/* Send n bytes of block i up as a T_DATA_IND, hd its control block
+ * (rlock held).  Cannot fail: what was read from the socket is gone from
+ * it, so everything it needs was had before the read. */
+static void rx_up(struct inet_ep *ep, unsigned i, size_t n, mblk_t *hd)
 {
 	struct tcp_pp *pp = PP(ep);
 	struct T_data_ind di = { T_DATA_IND, 0 };
-	mblk_t *hd = tpi_proto(sizeof(di), M_PROTO), *b = pp->rxb[i];
+	mblk_t *b = pp->rxb[i], *s;
 
-	if (hd == NULL)
-		return false;
 	memcpy(hd->b_rptr, &di, sizeof(di));
-	if (n <= TCP_SMALL && n < pp->rbsize / 2) {
+	if (n <= TCP_SMALL && n < pp->rbsize / 2 &&
+	    (s = allocb(n, BPRI_MED)) != NULL) {
 		/* a short piece gets a block of its size: the big one stays
-		 * for the next read */
-		mblk_t *s = allocb(n, BPRI_MED);
-
-		if (s == NULL) {
-			freeb(hd);
-			return false;
-		}
+		 * for the next read (without memory for it, the big one
+		 * goes up) */
 		memcpy(s->b_wptr, b->b_rptr, n);
 		s->b_wptr += n;
 		hd->b_cont = s;
@@ -1269,7 +1277,6 @@ static bool rx_up(struct inet_ep *ep, unsigned i, size_t n)
 	INET_COUNT(ep, rx_msgs, 1);
 	INET_COUNT(ep, rx_bytes, n);
 	rx_send(ep, hd);
-	return true;
 }
 
 /* One read: bytes sent up, 0 at end of file, -1 with *err; *inq the
@@ -1284,6 +1291,7 @@ static ssize_t rx_data(struct inet_ep *ep, int *err, int *inq)
 	} cm;
 	struct msghdr mh;
 	struct cmsghdr *c;
+	mblk_t *hd[TCP_RDBLK];
 	unsigned i, nb = 1;
 	ssize_t r;
 	size_t left;
@@ -1298,7 +1306,10 @@ static ssize_t rx_data(struct inet_ep *ep, int *err, int *inq)
 	for (i = 0; i < nb; i++) {
 		mblk_t *b = rx_block(pp, i);
 
-		if (b == NULL) {
+		/* (each block's indication too, before the read) */
+		if (b == NULL ||
+		    (hd[i] = tpi_proto(sizeof(struct T_data_ind),
+				       M_PROTO)) == NULL) {
 			if (i == 0) {
 				*err = ENOMEM;
 				return -1;
@@ -1317,26 +1328,29 @@ static ssize_t rx_data(struct inet_ep *ep, int *err, int *inq)
 	do
 		r = recvmsg(sock(ep), &mh, MSG_DONTWAIT);
 	while (r < 0 && errno == EINTR);
-	if (r < 0) {
-		*err = errno == EWOULDBLOCK ? EAGAIN : errno;
+	if (r <= 0) {
+		int e = errno;
+
+		for (i = 0; i < nb; i++)
+			freeb(hd[i]);
+		if (r == 0)
+			return 0;
+		*err = e == EWOULDBLOCK ? EAGAIN : e;
 		return -1;
 	}
-	if (r == 0)
-		return 0;
 	*inq = -1;
 	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
 		if (c->cmsg_level == IPPROTO_TCP && c->cmsg_type == TCP_CM_INQ)
 			memcpy(inq, CMSG_DATA(c), sizeof(*inq));
 	INET_COUNT(ep, rx_calls, 1);
 	left = (size_t)r;
-	for (i = 0; i < nb && left > 0; i++) {
+	for (i = 0; i < nb; i++) {
 		size_t n = left < pp->rbsize ? left : pp->rbsize;
 
-		if (!rx_up(ep, i, n)) {
-			/* no memory: what was read is lost -- say so */
-			*err = ENOMEM;
-			return -1;
-		}
+		if (n > 0)
+			rx_up(ep, i, n, hd[i]);
+		else
+			freeb(hd[i]);
 		left -= n;
 	}
 	return r;
@@ -1346,9 +1360,10 @@ static ssize_t rx_data(struct inet_ep *ep, int *err, int *inq)
  * Before a read, and after one that stopped short while the kernel holds
  * more (a read stops before the urgent byte, SO_OOBINLINE): if the
  * socket is at the mark, that byte goes up alone as T_EXDATA_IND (rlock
- * held).  True if it did.
+ * held).  1 if it did, 0 if not at the mark, -1 at the mark without
+ * memory for it (nothing read: the byte waits in the socket).
  */
-static bool rx_mark(struct inet_ep *ep)
+static int rx_mark(struct inet_ep *ep)
 {
 	struct T_exdata_ind xi = { T_EXDATA_IND, 0 };
 	unsigned char c;
@@ -1356,17 +1371,21 @@ static bool rx_mark(struct inet_ep *ep)
 	int at = 0;
 
 	if (ioctl(sock(ep), SIOCATMARK, &at) != 0 || !at)
-		return false;
-	if (recv(sock(ep), &c, 1, MSG_DONTWAIT) != 1)
-		return false;
-	INET_COUNT(ep, rx_calls, 1);
+		return 0;
+	/* (the blocks first: a byte read is gone from the socket) */
 	hd = tpi_proto(sizeof(xi), M_PROTO);
 	d = allocb(1, BPRI_MED);
 	if (hd == NULL || d == NULL) {
 		freemsg(hd);
 		freemsg(d);
-		return false;	/* (the byte is lost: out of memory) */
+		return -1;
 	}
+	if (recv(sock(ep), &c, 1, MSG_DONTWAIT) != 1) {
+		freemsg(hd);
+		freemsg(d);
+		return 0;
+	}
+	INET_COUNT(ep, rx_calls, 1);
 	memcpy(hd->b_rptr, &xi, sizeof(xi));
 	*d->b_wptr++ = c;
 	hd->b_cont = d;
@@ -1374,7 +1393,7 @@ static bool rx_mark(struct inet_ep *ep)
 	INET_COUNT(ep, rx_msgs, 1);
 	INET_COUNT(ep, rx_bytes, 1);
 	rx_send(ep, hd);
-	return true;
+	return 1;
 }
 
 /*
@@ -1419,9 +1438,20 @@ static ssize_t rx_next(struct inet_ep *ep, int *err, int *inq)
 			look = (p.revents & POLLPRI) != 0;
 		}
 	}
-	if (look && rx_mark(ep)) {
-		pp->rx_empty = true;	/* (maybe: look again) */
-		return 1;
+	if (look) {
+		int m = rx_mark(ep);
+
+		if (m > 0) {
+			pp->rx_empty = true;	/* (maybe: look again) */
+			return 1;
+		}
+		if (m < 0) {
+			/* (a read now would take the urgent byte as
+			 * ordinary data) */
+			pp->rx_atmark = true;
+			*err = ENOMEM;
+			return -1;
+		}
 	}
 	return rx_data(ep, err, inq);
 }
@@ -1496,6 +1526,8 @@ static void pull_locked(struct inet_ep *ep, bool arm)
 		conn_lost(ep, err);
 		return;
 	}
+	if (LOAD(pp->retry))
+		STORE(pp->retry, 0);	/* (set again if this fails too) */
 	for (n = 0; LOAD(pp->rx_ok); n++) {
 		ssize_t r;
 		int inq = -1;
@@ -1513,9 +1545,14 @@ static void pull_locked(struct inet_ep *ep, bool arm)
 				pp->rx_empty = true;	/* drained */
 			else if ((size_t)r % pp->rbsize != 0) {
 				/* stopped short of more: the urgent byte?
-				 * Taken, the socket may be empty now */
-				if (rx_mark(ep))
+				 * Taken, the socket may be empty now; no
+				 * memory for it: looked at first next time */
+				int m = rx_mark(ep);
+
+				if (m > 0)
 					pp->rx_empty = true;
+				else if (m < 0)
+					pp->rx_atmark = true;
 			} else
 				pp->rx_atmark = true;	/* filled: the next
 							   byte may be it */
@@ -1537,8 +1574,15 @@ static void pull_locked(struct inet_ep *ep, bool arm)
 			}
 			return;
 		}
-		if (err == ENOMEM)
-			return;		/* the next pull tries again */
+		if (err == ENOMEM) {
+			/* nothing was read: pull again in a while (a
+			 * reader's next look may come first) */
+			STORE(pp->retry, 1);
+			inet_lock(ep);
+			pend_watch(ep);
+			inet_unlock(ep);
+			return;
+		}
 		conn_lost(ep, err);
 		return;
 	}
