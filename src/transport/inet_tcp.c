@@ -1869,13 +1869,15 @@ static void tcp_conn_res(struct inet_ep *ep, mblk_t *mp)
 	uerr = inet_socket_adopt(acc, p->fd, fam);
 	strunlock(&ap->wlock);
 	if (uerr != 0) {
-		pend_close(p);
-		if (acc == ep && ep->qlen > 0) {
-			pp->stale = true;
-			(void)renew(ep, false);
-		}
-		if (ep->state == TS_WRES_CIND && pp->npend == 0)
-			ep->state = TS_IDLE;
+		/* the acceptor kept its socket (switch_socket put it back):
+		 * the indication is still outstanding, TS_WRES_CIND, as TPI
+		 * has it after T_ERROR_ACK; the user may accept again or
+		 * refuse it */
+		p->next = pp->pend;
+		pp->pend = p;
+		pp->npend++;
+		if (acc == ep)
+			STORE(pp->listening, 1);
 		err = TSYSERR;
 		goto fail;
 	}
