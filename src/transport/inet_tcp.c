@@ -141,7 +141,10 @@
  * rlock (a strlock_t) is the puller's: socket reads and accepts, and
  * whatever ends a connection from the read side; T_DISCON_REQ and
  * T_CONN_RES on a listener take it (blocking) so no read is in flight
- * when the socket changes.  rx_ok says whether the socket's read side
+ * when the socket changes, and let it go through rlock_drop, which does
+ * the pull a report left noted meanwhile (pull_again).  rlock is never
+ * let go with such a note unread: a listener's POLLIN report is one-shot.
+ * rx_ok says whether the socket's read side
  * belongs to a live connection; it goes to 0 only with rlock held, so
  * after that no puller touches the socket.  wlock is the flusher's:
  * every send and shutdown; a holder never waits for ep->lock (it reads
@@ -161,6 +164,17 @@
  * lock_or_retry) and, when it fails, arms the event again and leaves:
  * an end of file is read again, a connection error is kept in werr
  * until reported, a finished connect still reports POLLOUT.
+ *
+ * Running out.  Nothing read from a socket is dropped for want of
+ * memory: the blocks an indication needs are had before the read (a
+ * short piece without a block of its own goes up in the big one).  A
+ * pull that finds no memory, and an accept that fails for want of
+ * descriptors or memory, read or accept nothing and set retry: the
+ * pending-indication timer (pend_tick, every TCP_PEND_MS) pulls again,
+ * since no report of the socket's would.  A renew that gets no socket
+ * leaves nothing of the old connection watched.  Not covered: the
+ * T_ORDREL_IND or T_DISCON_IND of a state change is lost when its
+ * 16-byte block cannot be had.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
