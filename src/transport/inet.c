@@ -138,6 +138,19 @@ int inet_socket_adopt(struct inet_ep *ep, int fd, int family)
 	return switch_socket(ep, fd, family);
 }
 
+void inet_socket_unconnect(struct inet_ep *ep)
+{
+	struct sockaddr sa = { .sa_family = AF_UNSPEC };
+
+	strlock(&ep->rx_lock);
+	strlock(&ep->tx_lock);
+	str_kev_detach(&ep->ke);
+	(void)connect(ep->ke.ke_fd, &sa, sizeof(sa));
+	(void)str_kev_attach(&ep->ke);
+	strunlock(&ep->tx_lock);
+	strunlock(&ep->rx_lock);
+}
+
 socklen_t inet_addr_len(const struct sockaddr_storage *ss)
 {
 	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)

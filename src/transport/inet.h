@@ -249,6 +249,11 @@ int inet_socket_renew(struct inet_ep *ep, int family);
 /* Replace ep's socket by fd (an accepted connection; lock held): the old
  * one is closed.  0 or an errno. */
 int inet_socket_adopt(struct inet_ep *ep, int fd, int family);
+/* Abort ep's connection in place, keeping its socket (when no new one
+ * could be had): connect(AF_UNSPEC), with the socket detached from the
+ * I/O thread meanwhile, as a switch of sockets is, so that nothing the
+ * I/O thread does on the descriptor overlaps it. */
+void inet_socket_unconnect(struct inet_ep *ep);
 
 /* The endpoint of ACCEPTOR_id id among the endpoints of protocol pr:
  * with its lock NOT held; NULL with *tli TBADF, or TPROVMISMATCH for an

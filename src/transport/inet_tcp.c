@@ -564,15 +564,12 @@ static int renew(struct inet_ep *ep, bool reset)
 	 * an IPv4 address may have carried an IPv6 call */
 	err = inet_socket_renew(ep, ep->laddrlen > 0 ? ep->laddr.ss_family
 						     : ep->family);
-	if (err != 0 && reset) {
+	if (err != 0 && reset)
 		/* no new socket (EMFILE...): the connection is aborted all
 		 * the same, in place (a TCP socket disconnected this way
 		 * sends its reset and stays, unconnected, for the next
 		 * renew) */
-		struct sockaddr sa = { .sa_family = AF_UNSPEC };
-
-		(void)connect(sock(ep), &sa, sizeof(sa));
-	}
+		inet_socket_unconnect(ep);
 	strunlock(&pp->wlock);
 	/* the old connection is over, whatever comes of it: nothing of it
 	 * is watched (a failed renew leaves a closed or unconnected
