@@ -481,6 +481,63 @@ static void test_anchor_beside_pops(void)
 	CHECK_RET(close(an_fd), 0);
 }
 
+/* The last descriptor of a stream closed while other threads push,
+ * pop and look on it: their ioctls hold the file while they wait for
+ * the plumbing lock outside the executive, so the stream is closed
+ * after them and nothing is used once freed (the sanitizer builds see
+ * it); each call returns success, or an error saying the descriptor is
+ * gone, and no thread is left behind. */
+static _Atomic int cl_fd;
+
+/* the descriptor closed: EBADF, or ENOTTY once its number names
+ * something else (the library's own descriptors) */
+static bool gone(int e)
+{
+	return e == EBADF || e == ENOTTY;
+}
+
+static void *cl_plumb(void *arg)
+{
+	char name[FMNAMESZ + 1];
+	int bad = 0;
+
+	(void)arg;
+	for (int i = 0; i < 40; i++) {
+		int fd = cl_fd, r;
+
+		if ((r = ioctl(fd, I_PUSH, "nullmod")) != 0 && !gone(errno))
+			bad++;
+		if ((r = ioctl(fd, I_LOOK, name)) != 0 && !gone(errno) &&
+		    errno != EINVAL)
+			bad++;
+		if ((r = ioctl(fd, I_POP, 0)) != 0 && !gone(errno) &&
+		    errno != EINVAL && errno != EPERM)
+			bad++;
+		(void)r;
+	}
+	return (void *)(long)bad;
+}
+
+static void test_close_beside_plumbing(void)
+{
+	for (int round = 0; round < 60; round++) {
+		pthread_t t[3];
+		void *bad;
+		int fd = open_echo(0);
+
+		REQUIRE(fd >= 0);
+		cl_fd = fd;
+		for (int i = 0; i < 3; i++)
+			REQUIRE(pthread_create(&t[i], NULL, cl_plumb, NULL) == 0);
+		usleep((useconds_t)(round % 7) * 100);
+		CHECK_RET(close(fd), 0);
+		for (int i = 0; i < 3; i++) {
+			pthread_join(t[i], &bad);
+			CHECK_EQ((long)bad, 0);
+		}
+	}
+}
+
 static void test_passfd(void)
 {
 	int p[2], s = open_echo(0), f, n;
@@ -753,6 +810,7 @@ int main(void)
 	test_erropt();
 	test_anchor();
 	test_anchor_beside_pops();
+	test_close_beside_plumbing();
 	test_passfd();
 	test_fdinsert();
 	test_transparent();

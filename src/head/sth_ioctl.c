@@ -1084,11 +1084,16 @@ static int ioc_link(struct ictx *c, int lfd, bool persist, int *rvalp)
 	lsh = lf->f_sh;
 	if (lsh == sh)
 		return EINVAL;
+	/* held while we are inside the entry that found it: the wait for
+	 * the slot below may leave it, and a close of the lower stream's
+	 * last descriptor meanwhile would free it */
+	sth_hold(lsh);
 	/* this stream's ioctl slot first: a wait for it is not made
 	 * holding the link lock every link change needs */
-	if ((err = ioc_begin(c, slot_deadline(-1))) != 0)
+	if ((err = ioc_begin(c, slot_deadline(-1))) != 0) {
+		sth_rele(lsh);
 		return err;
-	sth_hold(lsh);
+	}
 	str_exit(c->t);
 	c->t = NULL;
 	sth_links_lock();
@@ -1285,6 +1290,26 @@ int sth_ioctl(int fd, unsigned long cmd, void *arg, bool *handled)
 	if ((sh_flags(sh) & STPLEX) && cmd != I_UNLINK && cmd != I_PUNLINK) {
 		err = EINVAL;
 		goto out;
+	}
+	switch (cmd) {
+	case I_PUSH:
+	case I_POP:
+	case I_LOOK:
+	case I_FIND:
+	case I_LIST:
+	case I_ANCHOR:
+	case I_LINK:
+	case I_PLINK:
+	case I_UNLINK:
+	case I_PUNLINK:
+		/* these leave the entry to wait for the plumbing or link
+		 * lock: the file is held, so that a close of its last
+		 * descriptor meanwhile closes the stream only after them,
+		 * as a kernel's ioctl keeps its file */
+		ioc_hold(&c);
+		break;
+	default:
+		break;
 	}
 	switch (cmd) {
 	case I_PUSH:
