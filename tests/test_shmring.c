@@ -232,6 +232,24 @@ static void test_carries(void)
 	}
 }
 
+/* A segment offered by another process that is not a sealed memfd (an
+ * ordinary file with a good header and size, which its owner could
+ * shrink under us: SIGBUS) is refused. */
+static void test_unsealed(void)
+{
+	char path[] = "/tmp/test_shmring.XXXXXX";
+	struct shr_seg other;
+	uint32_t hdr[3] = { SHR_MAGIC, SHR_VERSION, 4096 };
+	int fd = mkstemp(path);
+
+	REQUIRE(fd >= 0);
+	unlink(path);
+	REQUIRE(ftruncate(fd, 4096 + 2 * 4096) == 0);
+	REQUIRE(pwrite(fd, hdr, sizeof(hdr), 0) == (ssize_t)sizeof(hdr));
+	CHECK_EQ(shr_map(&other, fd), -EPROTO);
+	close(fd);
+}
+
 int main(void)
 {
 	int fd = -1;
@@ -240,6 +258,7 @@ int main(void)
 	test_good();
 	test_broken();
 	test_carries();
+	test_unsealed();
 	shr_unmap(&seg);
 	close(fd);
 	T_DONE();

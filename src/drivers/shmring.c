@@ -148,7 +148,10 @@ int shr_map(struct shr_seg *seg, int memfd)
 
 	if (fstat(memfd, &st) < 0)
 		return -errno;
-	if ((fcntl(memfd, F_GET_SEALS) & SHR_SEALS) != SHR_SEALS)
+	int seals = fcntl(memfd, F_GET_SEALS);
+
+	/* (not a memfd: -1, whose bits would all pass) */
+	if (seals < 0 || (seals & SHR_SEALS) != SHR_SEALS)
 		return -EPROTO;		/* it could shrink under us */
 	if (pread(memfd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
 		return -EPROTO;
