@@ -244,6 +244,21 @@ static void test_ioctl_answers(void)
 	CHECK_TPROTO(t_sync(f->xfd));
 	ferry_sync(f);
 	CHECK_STATE(f->xfd, T_UNBND);		/* unchanged */
+	/* a T_INFO_ACK followed by more than the library's buffer for it
+	 * holds: what follows the structure goes no further (a stack
+	 * overflow in t_getinfo before; the sanitizer builds see it) */
+	{
+		unsigned char big[FM_CTL];
+
+		memset(big, 0x5a, sizeof(big));
+		ia = fi_info(T_COTS, TS_UNBND);
+		memcpy(big, &ia, sizeof(ia));
+		ferry_expect(f, __LINE__, fm_info_req(&w),
+			     raw(&a, big, (int)sizeof(big), 1));
+		CHECK_RET(t_getinfo(f->xfd, &ti), 0);
+		CHECK_EQ(ti.servtype, T_COTS);
+		ferry_sync(f);
+	}
 	/* still works */
 	ia = fi_info(T_COTS, TS_UNBND);
 	ferry_expect(f, __LINE__, fm_info_req(&w), fm_info_ack(&a, &ia));

@@ -472,11 +472,25 @@ static void ti_reply(queue_t *q, struct timod *p, mblk_t *ioc, int cmd,
 	}
 	if (MBLKL(ack) < tpi_size(prim)) {
 		err = EPROTO;
-	} else if (cmd == TI_SYNC) {
-		d = sync_reply(p, reply, ack);
-		reply = NULL;
-	} else if (cmd == TI_GETMYNAME || cmd == TI_GETPEERNAME) {
-		d = name_reply(cmd, ack, &err);
+	} else {
+		if (prim == T_INFO_ACK || prim == T_CAPABILITY_ACK ||
+		    prim == T_OK_ACK) {
+			/* nothing follows these structures: what a provider
+			 * sends after one goes no further (the caller's
+			 * buffer for the answer may be the structure's size,
+			 * and the head copies all of an answer) */
+			ack->b_wptr = ack->b_rptr + tpi_size(prim);
+			if (ack->b_cont != NULL) {
+				freemsg(ack->b_cont);
+				ack->b_cont = NULL;
+			}
+		}
+		if (cmd == TI_SYNC) {
+			d = sync_reply(p, reply, ack);
+			reply = NULL;
+		} else if (cmd == TI_GETMYNAME || cmd == TI_GETPEERNAME) {
+			d = name_reply(cmd, ack, &err);
+		}
 	}
 	if (reply != NULL)
 		freemsg(reply);
