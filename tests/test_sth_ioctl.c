@@ -538,6 +538,41 @@ static void test_close_beside_plumbing(void)
 	}
 }
 
+/* I_RECVFD waiting when a read error comes (M_ERROR): it returns the
+ * error, as a read would (it slept on before); non-blocking, the error
+ * and not EAGAIN. */
+static int rf_fd;
+
+static void *rf_wait(void *arg)
+{
+	struct strrecvfd rf;
+
+	*(int *)arg = ioctl(rf_fd, I_RECVFD, &rf) < 0 ? errno : 0;
+	return NULL;
+}
+
+static void test_recvfd_error(void)
+{
+	struct strrecvfd rf;
+	struct timespec ts;
+	pthread_t t;
+	int e = -1, j;
+
+	rf_fd = open_tm(0);
+	REQUIRE(pthread_create(&t, NULL, rf_wait, &e) == 0);
+	usleep(50000);
+	CHECK_RET(sendup_bytes(rf_fd, M_ERROR, 2, EIO, 0), 0);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 5;
+	j = pthread_timedjoin_np(t, NULL, &ts);
+	CHECK_EQ(j, 0);		/* (else stuck for good: left behind) */
+	CHECK_EQ(e, EIO);
+	CHECK_RET(fcntl(rf_fd, F_SETFL, O_NONBLOCK), 0);
+	CHECK_ERR(ioctl(rf_fd, I_RECVFD, &rf), EIO);
+	if (j == 0)
+		CHECK_RET(close(rf_fd), 0);
+}
+
 static void test_passfd(void)
 {
 	int p[2], s = open_echo(0), f, n;
@@ -812,6 +847,7 @@ int main(void)
 	test_anchor_beside_pops();
 	test_close_beside_plumbing();
 	test_passfd();
+	test_recvfd_error();
 	test_fdinsert();
 	test_transparent();
 	CHECK_EQ(th_leaks(), 0);

@@ -864,6 +864,12 @@ static int ioc_recvfd(struct ictx *c, void *arg)
 	if ((err = copyin(&rf, arg, sizeof(rf))) != 0)
 		return err;
 	for (;;) {
+		/* linked under a multiplexer meanwhile, or a read error
+		 * (M_ERROR): as a read would say */
+		if (sh_flags(sh) & STPLEX)
+			return EINVAL;
+		if ((err = sth_read_error(sh)) != 0)
+			return err;
 		/* a pipe to another process: what its ring holds first */
 		sth_pull(sh, KEV_PULL);
 		read_side_begin(sh);
@@ -890,7 +896,8 @@ static int ioc_recvfd(struct ictx *c, void *arg)
 		err = 0;
 		if (__atomic_load_n(&sh->sh_sd.sd_rq->q_first,
 				    __ATOMIC_ACQUIRE) == NULL &&
-		    !(sh_flags(sh) & (STRHUP | STRPEERGONE | STRCLOSED)))
+		    !(sh_flags(sh) & (STRHUP | STRPEERGONE | STRCLOSED |
+				      STRDERR | STPLEX)))
 			err = sth_sleep(&c->t, &sh->sh_rseq, seen, -1);
 		__atomic_sub_fetch(&sh->sh_rwaiters, 1, __ATOMIC_ACQ_REL);
 		sth_kevwait_end(sh);

@@ -850,7 +850,7 @@ struct rctx {
 };
 
 /* Pending read error, consumed if non-persistent; 0 if none. */
-static int read_error(struct sthead *sh)
+int sth_read_error(struct sthead *sh)
 {
 	int e;
 
@@ -1384,7 +1384,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 	if (want == 0) {
 		/* POSIX: zero bytes asked for, zero returned, nothing else
 		 * (an error already pending may be reported) */
-		err = read_error(sh);
+		err = sth_read_error(sh);
 		goto out_noread;
 	}
 	strblock_lock(&sh->sh_rlock);
@@ -1399,7 +1399,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 		if (unlikely(sh_flags(sh) & STRDERR) && copied > 0)
 			break;	/* what was read is returned; the error is
 				   the next call's */
-		if ((err = read_error(sh)) != 0)
+		if ((err = sth_read_error(sh)) != 0)
 			break;
 		bool ne, cached;
 		struct rsnap snap;
@@ -1748,7 +1748,7 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 		int clen, dlen, ctype;
 		bool hp, cleft, dleft;
 
-		if ((err = read_error(sh)) != 0)
+		if ((err = sth_read_error(sh)) != 0)
 			break;
 		bool cached;
 		struct rsnap snap;

@@ -400,6 +400,9 @@ void sth_wake(int *word, int *waiters);
 /* Wake sh's sleeping readers, those in poll() on the driver's descriptor
  * too. */
 void sth_wake_readers(struct sthead *sh);
+/* The read error a reader gets now (consumed if not persistent), or 0
+ * (sth_read.c). */
+int sth_read_error(struct sthead *sh);
 /* Spin a little (STREAMS_SPIN_US) until ready(arg); true if it became
  * ready.  Runs this thread's enabled service procedures first.
  * yield_first: give up the CPU at the first failed look (sth_wait.c). */
