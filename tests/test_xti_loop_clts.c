@@ -124,6 +124,8 @@ int main(void)
 	CHECK_EQ(xt_look_wait(a), T_UDERR);
 	CHECK_TERR(t_sndudata(a, &ud), TLOOK);
 	CHECK_TERR(t_rcvudata(a, au, &flags), TLOOK);
+	/* the error held by the library still stops an unbind */
+	CHECK_TERR(t_unbind(a), TLOOK);
 	memset(&ue, 0, sizeof(ue));
 	ue.addr.buf = ab;
 	ue.addr.maxlen = sizeof(ab);

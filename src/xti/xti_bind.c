@@ -156,7 +156,10 @@ int t_unbind(int fd)
 	ep = xti_begin(fd, NEED_ANY, EV_UNBIND, -1);
 	if (ep == NULL)
 		return -1;
-	if (xti_look_stop(ep, T_LISTEN | T_DATA) != 0)
+	/* any event waiting (XNS 5.2): an indication, data, a datagram's
+	 * error -- which the unbind would otherwise drop unseen */
+	if (xti_look_stop(ep, T_LISTEN | T_DATA | T_EXDATA | T_UDERR |
+			  T_DISCONNECT | T_ORDREL) != 0)
 		goto out;
 	u.req.PRIM_type = T_UNBIND_REQ;
 	n = xti_ioctl(fd, TI_UNBIND, &u, sizeof(u.req), sizeof(u), false);
