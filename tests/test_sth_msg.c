@@ -478,6 +478,18 @@ static void test_direct(void)
 	CHECK_ERR(streams_putpmsg_direct(pfd[0], &c, NULL, 0, MSG_BAND),
 		  EBADF);
 	CHECK_RET(close(fd), 0);
+	/* STREAMS_GETPMSG_NOWAIT: on a blocking stream with nothing, EAGAIN
+	 * at once (the flag cleared); with something, the message */
+	fd = open_echo(0);
+	CHECK_ERR(dget(fd, &b, 256, MSG_ANY | STREAMS_GETPMSG_NOWAIT, 0),
+		  EAGAIN);
+	CHECK_EQ(b.flags & STREAMS_GETPMSG_NOWAIT, 0);
+	d.buf = "ddd";
+	CHECK_RET(streams_putpmsg_direct(fd, NULL, &d, 0, MSG_BAND), 0);
+	CHECK_RET(dget(fd, &b, 256, MSG_ANY | STREAMS_GETPMSG_NOWAIT, 0), 0);
+	CHECK_EQ(b.flags, MSG_BAND);
+	CHECK_EQ(b.d.len, 3);
+	CHECK_RET(close(fd), 0);
 }
 
 static void test_errors(void)

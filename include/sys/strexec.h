@@ -72,6 +72,11 @@ int streams_head_queued(int fd);
 struct strbuf;
 int streams_getpmsg_direct(int fd, struct strbuf *ctl, struct strbuf *dat,
 			   int *bandp, int *flagsp);
+/* In *flagsp of streams_getpmsg_direct, beside MSG_ANY, MSG_BAND or
+ * MSG_HIPRI: this call does not wait (EAGAIN), whatever the
+ * descriptor's O_NONBLOCK (libxti's calls that never wait, on a
+ * descriptor other threads read blocking).  Cleared on return. */
+#define STREAMS_GETPMSG_NOWAIT	0x40000000
 int streams_putpmsg_direct(int fd, const struct strbuf *ctl,
 			   const struct strbuf *dat, int band, int flags);
 

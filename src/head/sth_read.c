@@ -1612,7 +1612,7 @@ static int gm_copyout(struct strbuf *uctl, struct strbuf *udat, int *ubandp,
 }
 
 static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
-			 int *bandp, int *flagsp, bool pmsg);
+			 int *bandp, int *flagsp, bool pmsg, bool nowait);
 
 int sth_getpmsg(int fd, struct strbuf *uctl, struct strbuf *udat,
 		int *ubandp, int *uflagsp, bool pmsg)
@@ -1625,7 +1625,7 @@ int sth_getpmsg(int fd, struct strbuf *uctl, struct strbuf *udat,
 	if (err != 0)
 		return sth_err(err);
 	r = getpmsg_local(fd, uctl ? &lctl : NULL, udat ? &ldat : NULL,
-			  pmsg ? &band : NULL, &flags, pmsg);
+			  pmsg ? &band : NULL, &flags, pmsg, false);
 	if (r < 0)
 		return r;
 	if (gm_copyout(uctl, udat, ubandp, uflagsp, pmsg, &lctl, &ldat, band,
@@ -1637,9 +1637,13 @@ int sth_getpmsg(int fd, struct strbuf *uctl, struct strbuf *udat,
 int streams_getpmsg_direct(int fd, struct strbuf *ctl, struct strbuf *dat,
 			   int *bandp, int *flagsp)
 {
+	bool nowait;
+
 	if (bandp == NULL || flagsp == NULL)
 		return sth_err(EINVAL);
-	return getpmsg_local(fd, ctl, dat, bandp, flagsp, true);
+	nowait = (*flagsp & STREAMS_GETPMSG_NOWAIT) != 0;
+	*flagsp &= ~STREAMS_GETPMSG_NOWAIT;
+	return getpmsg_local(fd, ctl, dat, bandp, flagsp, true, nowait);
 }
 
 /*
@@ -1701,9 +1705,9 @@ static bool getmsg_plain(struct sthead *sh, struct strbuf *ctl,
 }
 
 /* getmsg on local copies of the arguments (buffers are still the
- * application's). */
+ * application's); nowait: as if O_NONBLOCK were set. */
 static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
-			 int *bandp, int *flagsp, bool pmsg)
+			 int *bandp, int *flagsp, bool pmsg, bool nowait)
 {
 	struct rctx c = { NULL, NULL, NULL, false };
 	struct sth_file *f;
@@ -1774,7 +1778,7 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 					*bandp = 0;
 				break;
 			}
-			if (nonblocking(&c)) {
+			if (nowait || nonblocking(&c)) {
 				if (!pulled && sth_has_kev(sh)) {
 					pulled = true;
 					sth_pull(sh, KEV_PULL);

@@ -355,6 +355,9 @@ struct xti_rd {
 					   thread's request completes while
 					   reading, TOUTSTATE if it is no
 					   longer allowed (-1: no check) */
+	bool nowait;			/* never wait, whatever O_NONBLOCK
+					   (a call that must not: t_rcvdis,
+					   t_rcvrel, t_rcvuderr) */
 	char cstack[256];
 };
 void xti_rd_init(struct xti_rd *r, void *udata, int umax);

@@ -462,7 +462,7 @@ static int rd_once(int fd, struct xti_rd *r, int *band, int *flags,
 	d.len = 0;
 	d.buf = r->dbuf != NULL ? r->dbuf + dl : NULL;
 	*band = 0;
-	*flags = MSG_ANY;
+	*flags = MSG_ANY | (r->nowait ? STREAMS_GETPMSG_NOWAIT : 0);
 	rv = streams_getpmsg_direct(fd, &c, &d, band, flags);
 	*clen = c.len;
 	*dlen = d.len;

@@ -58,9 +58,20 @@ static struct xti_msg *take_ind(struct xti_ep *ep, t_scalar_t prim,
 		return NULL;
 	}
 	xti_rd_lib(&r, lim, -1);
+	/* (not waiting: another thread reading meanwhile may have taken
+	 * the indication the look saw -- and held it, answering TLOOK) */
+	r.nowait = true;
 	m = xti_read_msg(ep, &r, notfound);
-	if (m == NULL)
-		return NULL;
+	if (m == NULL) {
+		if (t_errno != notfound)
+			return NULL;
+		pthread_mutex_lock(&ep->ep_lock);
+		m = xti_held_take(ep, prim);
+		pthread_mutex_unlock(&ep->ep_lock);
+		if (m == NULL)
+			xti_err(notfound);
+		return m;
+	}
 	if (m->m_prim == prim)
 		return m;
 	/* not what the head showed a moment ago (another thread read) */

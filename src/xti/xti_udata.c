@@ -337,7 +337,17 @@ int t_rcvuderr(int fd, struct t_uderr *uderr)
 			goto out;
 		}
 		xti_rd_init(&r, NULL, -1);
+		/* (not waiting: a reader meanwhile may have taken and held
+		 * the error the look saw) */
+		r.nowait = true;
 		m = xti_read_msg(ep, &r, TNOUDERR);
+		if (m == NULL && t_errno == TNOUDERR) {
+			pthread_mutex_lock(&ep->ep_lock);
+			m = xti_held_take(ep, T_UDERROR_IND);
+			pthread_mutex_unlock(&ep->ep_lock);
+			if (m == NULL)
+				xti_err(TNOUDERR);
+		}
 		if (m == NULL)
 			goto out;
 		if (m->m_prim != T_UDERROR_IND) {
