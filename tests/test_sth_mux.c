@@ -310,6 +310,28 @@ static void test_close_upper(void)
 	CHECK_RET(close(e), 0);
 }
 
+/* A pipe end linked below a multiplexer, its descriptor closed, then
+ * unlinked: it closes then, as its last close would have -- its peer
+ * sees the hangup (read 0, write EPIPE), never a freed stream (the
+ * sanitizer builds see it). */
+static void test_unlink_closed_pipe_end(void)
+{
+	int m = open_mux(0), p[2], id;
+	char c;
+
+	signal(SIGPIPE, SIG_IGN);
+	open_pipe(p);
+	id = ioctl(m, I_LINK, p[0]);
+	REQUIRE(id > 0);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(ioctl(m, I_UNLINK, id), 0);
+	CHECK_RET(fcntl(p[1], F_SETFL, O_NONBLOCK), 0);	/* (no hang) */
+	CHECK_RET(read(p[1], &c, 1), 0);
+	CHECK_ERR(write(p[1], "x", 1), EPIPE);
+	CHECK_RET(close(p[1]), 0);
+	CHECK_RET(close(m), 0);
+}
+
 int main(void)
 {
 	CHECK_ISOLATED_T(test_close_lower, 5);
@@ -321,6 +343,7 @@ int main(void)
 	test_two_levels();
 	test_plink();
 	test_close_upper();
+	test_unlink_closed_pipe_end();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();
 }

@@ -1218,14 +1218,20 @@ static void close_unopened(struct sthead *lsh)
 {
 	cred_t cr;
 
+	bool closed = false;
+
 	sth_plumb_lock(lsh);
 	if (lsh->sh_opens == 0 && !(sh_flags(lsh) & STRCLOSED)) {
+		/* as its last close would have (sth_close_open): what is
+		 * linked below it first, while it can still ask its driver */
 		str_getcred(&cr);
-		__atomic_or_fetch(&lsh->sh_flag, STRCLOSED, __ATOMIC_RELEASE);
 		sth_unlink_all_locked(lsh);
-		str_close_all(&lsh->sh_sd, 0, &cr);
+		sth_close_locked(lsh, 0, &cr);
+		closed = true;
 	}
 	sth_plumb_unlock(lsh);
+	if (closed)
+		sth_close_wake(lsh);
 }
 
 static int ioc_unlink(struct ictx *c, int muxid, bool persist)

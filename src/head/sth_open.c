@@ -726,6 +726,28 @@ void sth_close_file(struct sth_file *f)
 	sth_close_open(sh, oflag);
 }
 
+/* The end of a stream whose last open ended (plumbing lock held, its
+ * links below undone): closed, out of the device table, a pipe end cut
+ * from its peer (which sees the hangup), every queue closed.  Sleepers
+ * are woken by sth_close_wake once the lock is let go. */
+void sth_close_locked(struct sthead *sh, int oflag, cred_t *cr)
+{
+	__atomic_or_fetch(&sh->sh_flag, STRCLOSED, __ATOMIC_RELEASE);
+	dev_del(sh);
+	if (sh_flags(sh) & STRPIPE)
+		pipe_close_end(sh, oflag, cr);
+	str_close_all(&sh->sh_sd, oflag, cr);
+}
+
+/* Wake anybody still sleeping on a closed stream (they hold no
+ * descriptor). */
+void sth_close_wake(struct sthead *sh)
+{
+	sth_wake_readers(sh);
+	sth_wake(&sh->sh_wseq, &sh->sh_wwaiters);
+	sth_wake(&sh->sh_iseq, &sh->sh_iwaiters);
+}
+
 /* One open of sh ends; the last one closes it. */
 void sth_close_open(struct sthead *sh, int oflag)
 {
@@ -752,16 +774,9 @@ void sth_close_open(struct sthead *sh, int oflag)
 	    (!str_shutting_down ||
 	     __atomic_load_n(&sh->sh_sd.sd_kev, __ATOMIC_ACQUIRE) != NULL))
 		drain_write_side(sh);
-	__atomic_or_fetch(&sh->sh_flag, STRCLOSED, __ATOMIC_RELEASE);
-	dev_del(sh);
-	if (sh_flags(sh) & STRPIPE)
-		pipe_close_end(sh, oflag, &cr);
-	str_close_all(&sh->sh_sd, oflag, &cr);
+	sth_close_locked(sh, oflag, &cr);
 	sth_plumb_unlock(sh);
-	/* wake anybody still sleeping on it (they hold no descriptor) */
-	sth_wake_readers(sh);
-	sth_wake(&sh->sh_wseq, &sh->sh_wwaiters);
-	sth_wake(&sh->sh_iseq, &sh->sh_iwaiters);
+	sth_close_wake(sh);
 	sth_rele(sh);		/* the opens' reference */
 }
 

@@ -336,6 +336,8 @@ int sth_open_path(const char *path, int oflag, mode_t mode);
 int sth_open_dev(struct cdevsw *cdev, minor_t minor, int oflag, int clone);
 void sth_close_file(struct sth_file *f);
 void sth_close_open(struct sthead *sh, int oflag);
+void sth_close_locked(struct sthead *sh, int oflag, cred_t *cr);
+void sth_close_wake(struct sthead *sh);
 void sth_hold(struct sthead *sh);
 void sth_rele(struct sthead *sh);
 /* New head with its mirror; NULL with errno. */
