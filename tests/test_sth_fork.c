@@ -188,6 +188,56 @@ static int getmsg_skips_front(void)
 	return 0;
 }
 
+/* A thread of the parent sleeps reading a pipe end when another thread
+ * forks: the child (which reads nothing) must not take what then comes
+ * for the parent's sleeper -- its copy of the stream counted no waiter
+ * of its own, so its I/O thread leaves the shared ring alone. */
+static int sk_fd;
+
+static void *sk_reader(void *arg)
+{
+	char *c = arg;
+
+	if (read(sk_fd, c, 1) != 1)
+		c[0] = '?';
+	return NULL;
+}
+
+static int fork_beside_reader(void)
+{
+	struct timespec ts;
+	char got = 0;
+	pthread_t t;
+	int fds[2], j;
+	pid_t pid;
+
+	open_pipe(fds);
+	sk_fd = fds[1];
+	REQUIRE(pthread_create(&t, NULL, sk_reader, &got) == 0);
+	usleep(50000);			/* asleep in read() */
+	pid = fork_flushed();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		usleep(500000);		/* alive while the data comes */
+		_exit(0);
+	}
+	usleep(50000);
+	CHECK_RET(write(fds[0], "x", 1), 1);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 3;
+	j = pthread_timedjoin_np(t, NULL, &ts);
+	CHECK_EQ(j, 0);
+	CHECK_EQ(got, 'x');
+	CHECK_EQ(wait_child(pid), 0);
+	return 0;
+}
+
+static void test_fork_beside_reader(void)
+{
+	for (int i = 0; i < 3; i++)
+		CHECK_ISOLATED_T(fork_beside_reader, 10);
+}
+
 static void test_getmsg_skips_front(void)
 {
 	CHECK_ISOLATED_T(getmsg_skips_front, 10);
@@ -1198,6 +1248,7 @@ int main(void)
 	test_oneway();
 	test_msgs();
 	test_getmsg_skips_front();
+	test_fork_beside_reader();
 	test_flow();
 	test_write_efault();
 	test_read_efault();

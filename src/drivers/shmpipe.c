@@ -718,7 +718,13 @@ static void shp_run(struct strkev *ke, unsigned revents)
 	/* the I/O thread: a doorbell, or the other end gone */
 	if (revents & (POLLHUP | POLLERR))
 		__atomic_store_n(&e->peer_gone, 1, __ATOMIC_RELEASE);
-	if (revents & POLLIN)
+	/* (a doorbell nobody here will act on is left in the socket: it
+	 * may be for a reader of another process holding this end, whose
+	 * I/O thread would otherwise find nothing to wake it -- after a
+	 * fork, say) */
+	if ((revents & POLLIN) &&
+	    (waited_for(e) || __atomic_load_n(&e->peer_gone, __ATOMIC_ACQUIRE) ||
+	     __atomic_load_n(&e->wblocked, __ATOMIC_ACQUIRE)))
 		drain_doorbells(e);
 	/* Serve whoever rang, if anyone in this process waits (a sleeping
 	 * reader or poller, an epoll or SIGPOLL watcher): then the next

@@ -330,8 +330,21 @@ void strkev_shutdown(void)
 	pthread_mutex_unlock(&kev_lock);
 }
 
+/* In a fork's child: the threads that were waiting for their drivers'
+ * wake-ups are the parent's, not the child's; only what watches for good
+ * (epoll, SIGPOLL) still counts.  Otherwise the child's I/O thread would
+ * pull for sleepers it does not have -- taking, from a ring the two
+ * processes share, what the parent's sleeping reader waits for. */
+static void kevwant_child(struct stdata *sd)
+{
+	__atomic_store_n(&sd->sd_kevwant,
+			 __atomic_load_n(&sd->sd_kevwatch, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+}
+
 void strkev_atfork_child(void)
 {
+	str_fork_each_stream(kevwant_child);
 	pthread_mutex_init(&kev_lock, NULL);
 	kev_thread_running = 0;
 	kev_running = NULL;
