@@ -312,14 +312,17 @@ static void test_queries(void)
 	CHECK_RET(sendup_data(fd, "m3", 0, MSGMARK), 0);
 	CHECK_RET(ioctl(fd, I_ATMARK, ANYMARK), 1);
 	CHECK_RET(ioctl(fd, I_ATMARK, LASTMARK), 0);	/* m3 is marked too */
+	CHECK_RET(ioctl(fd, I_ATMARK, ANYMARK | LASTMARK), 0);
 	CHECK_RET(read(fd, d, sizeof(d)), 2);
 	CHECK_RET(ioctl(fd, I_ATMARK, ANYMARK), 0);
 	CHECK_RET(ioctl(fd, I_ATMARK, LASTMARK), 0);
 	CHECK_RET(read(fd, d, sizeof(d)), 2);
 	CHECK_RET(ioctl(fd, I_ATMARK, ANYMARK), 1);
 	CHECK_RET(ioctl(fd, I_ATMARK, LASTMARK), 1);
+	CHECK_RET(ioctl(fd, I_ATMARK, ANYMARK | LASTMARK), 1);
 	CHECK_ERR(ioctl(fd, I_ATMARK, 0), EINVAL);
 	CHECK_ERR(ioctl(fd, I_ATMARK, 4), EINVAL);
+	CHECK_ERR(ioctl(fd, I_ATMARK, 4 | ANYMARK), EINVAL);
 	CHECK_RET(read(fd, d, sizeof(d)), 2);
 	CHECK_RET(close(fd), 0);
 }

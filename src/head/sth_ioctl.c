@@ -1448,7 +1448,8 @@ int sth_ioctl(int fd, unsigned long cmd, void *arg, bool *handled)
 	case I_ATMARK: {
 		queue_t *rq = sh->sh_sd.sd_rq;
 		v = int_arg(arg);
-		if (v != ANYMARK && v != LASTMARK) {
+		/* (both together is allowed: the last mark, XSI) */
+		if (v == 0 || (v & ~(ANYMARK | LASTMARK)) != 0) {
 			err = EINVAL;
 			break;
 		}
@@ -1457,7 +1458,7 @@ int sth_ioctl(int fd, unsigned long cmd, void *arg, bool *handled)
 		mblk_t *mp = rq->q_first;
 		if (mp != NULL && (mp->b_flag & MSGMARK)) {
 			rval = 1;
-			if (v == LASTMARK)
+			if (v & LASTMARK)
 				for (mblk_t *n = mp->b_next; n; n = n->b_next)
 					if (n->b_flag & MSGMARK)
 						rval = 0;
