@@ -310,6 +310,52 @@ static void test_close_upper(void)
 	CHECK_RET(close(e), 0);
 }
 
+/* Pushes and pops of a stream while another thread links it below a
+ * multiplexer and unlinks it, again and again: each call either happens
+ * wholly before the link or is refused (EINVAL) while linked, and
+ * nothing hangs. */
+static int pl_mux, pl_e;
+static _Atomic int pl_stop;
+
+static void *pl_pusher(void *arg)
+{
+	long bad = 0;
+
+	(void)arg;
+	while (!pl_stop) {
+		if (ioctl(pl_e, I_PUSH, "nullmod") != 0 && errno != EINVAL)
+			bad++;
+		if (ioctl(pl_e, I_POP, 0) != 0 && errno != EINVAL)
+			bad++;
+	}
+	return (void *)bad;
+}
+
+static void test_push_beside_link(void)
+{
+	pthread_t t;
+	void *bad;
+	int id;
+
+	pl_mux = open_mux(0);
+	pl_e = open_echo(0);
+	REQUIRE(pthread_create(&t, NULL, pl_pusher, NULL) == 0);
+	for (int i = 0; i < 300; i++) {
+		id = ioctl(pl_mux, I_LINK, pl_e);
+		CHECK(id > 0 || errno == EINVAL);
+		if (id > 0)
+			CHECK_RET(ioctl(pl_mux, I_UNLINK, id), 0);
+	}
+	pl_stop = 1;
+	pthread_join(t, &bad);
+	CHECK_EQ((long)bad, 0);
+	while (ioctl(pl_e, I_POP, 0) == 0)
+		;
+	CHECK(roundtrip(pl_e, "after"));
+	CHECK_RET(close(pl_e), 0);
+	CHECK_RET(close(pl_mux), 0);
+}
+
 /* A pipe end linked below a multiplexer, its descriptor closed, then
  * unlinked: it closes then, as its last close would have -- its peer
  * sees the hangup (read 0, write EPIPE), never a freed stream (the
@@ -344,6 +390,7 @@ int main(void)
 	test_plink();
 	test_close_upper();
 	test_unlink_closed_pipe_end();
+	test_push_beside_link();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();
 }

@@ -521,6 +521,8 @@ static int ioc_push(struct ictx *c, void *arg)
 	dev = sh->sh_sd.sd_dev;
 	if (sh_flags(sh) & (STRHUP | STRCLOSED))
 		err = ENXIO;
+	else if (sh_flags(sh) & STPLEX)
+		err = EINVAL;		/* linked meanwhile */
 	else if (sh->sh_sd.sd_pushcnt >= NSTRPUSH)
 		err = EINVAL;
 	else
@@ -545,6 +547,8 @@ static int ioc_pop(struct ictx *c)
 	sth_plumb_lock(sh);
 	if (sh_flags(sh) & (STRHUP | STRCLOSED))
 		err = ENXIO;
+	else if (sh_flags(sh) & STPLEX)
+		err = EINVAL;		/* linked meanwhile */
 	else
 		err = str_pop(&sh->sh_sd,
 			      __atomic_load_n(&c->f->f_oflag, __ATOMIC_RELAXED),
@@ -1104,14 +1108,20 @@ static int ioc_link(struct ictx *c, int lfd, bool persist, int *rvalp)
 	str_exit(c->t);
 	c->t = NULL;
 	sth_links_lock();
+	/* the lower stream's plumbing lock while it becomes linked: a push
+	 * or pop of it (which looks for STPLEX under that lock) is either
+	 * done before or refused after */
+	sth_plumb_lock(lsh);
 	/* (an ioctl in progress on the lower stream: refused, as SVR4) */
 	if ((sh_flags(lsh) & (STPLEX | STRCLOSED)) || below(lsh, sh, 0) ||
 	    __atomic_load_n(&lsh->sh_iocbusy, __ATOMIC_SEQ_CST)) {
+		sth_plumb_unlock(lsh);
 		err = EINVAL;
 		goto fail;
 	}
 	l = calloc(1, sizeof(*l));
 	if (l == NULL) {
+		sth_plumb_unlock(lsh);
 		err = EAGAIN;
 		goto fail;
 	}
@@ -1134,6 +1144,7 @@ static int ioc_link(struct ictx *c, int lfd, bool persist, int *rvalp)
 	str_exit(c->t);
 	c->t = NULL;
 	set_lower_procs(lsh, mux, true);
+	sth_plumb_unlock(lsh);
 	err = link_ioctl(sh, l, persist ? I_PLINK : I_LINK, true);
 	if (err != 0) {
 		set_lower_procs(lsh, mux, false);
