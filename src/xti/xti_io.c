@@ -494,7 +494,12 @@ static int rd_get(struct xti_ep *ep, struct xti_rd *r)
 		rv = rd_once(ep->ep_fd, r, &band, &flags, &cl, &dl);
 		if (rv < 0)
 			return first ? errno : EPROTO;
-		if (!first && !want_ctl &&
+		/* an ack that overtook the rest of this message (a priority
+		 * message goes ahead of what was put back) is its waiter's:
+		 * the rest of an ordinary message comes back as one, so a
+		 * priority message now is a new one -- also while control
+		 * bytes are still owed (MORECTL) */
+		if (!first && !r->hipri &&
 		    ack_pass(ep, r, rv, flags, cl, dl)) {
 			rv = prev;	/* (what the rest was) */
 			continue;
