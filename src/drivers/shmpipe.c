@@ -57,8 +57,13 @@
  * end like the doorbells).  The writer, with the ring's producer lock
  * held and room found, sends the descriptor with SCM_RIGHTS on its end's
  * socket in a 16-byte packet naming a sequence number unique among all
- * processes (pid << 32 | count), then puts a small M_PASSFP record into
- * the ring carrying that number and the sender's uid and gid.  Producers
+ * processes (pid << 32 | count) and, as SCM_CREDENTIALS, the sender's
+ * effective uid and gid (which the kernel accepts only if they are the
+ * sending process's own); then puts a small M_PASSFP record into the
+ * ring carrying that number.  The receiver takes the uid and gid from
+ * the packet's credentials (SO_PASSCRED), never from the record, which
+ * the other process writes as it likes; a packet without them is
+ * refused.  Producers
  * are serialised, so packets and records are in the same order, and a
  * packet is in the socket before its record is published.  The puller
  * that meets the record (it holds the consumers' lock, whichever process
@@ -99,7 +104,8 @@
 /* In the ring: the record a M_PASSFP becomes. */
 struct shp_fdrec {
 	uint32_t magic;
-	uint32_t uid;
+	uint32_t uid;			/* the sender's, for its own packet:
+					   a receiver does not trust them */
 	uint32_t gid;
 	uint32_t pad;
 	uint64_t seq;
@@ -196,14 +202,18 @@ static void kick(void *arg)
 	qenable(arg);
 }
 
-/* The next descriptor on the socket, which must be numbered seq; -1
- * if there is none or it is not (consumers' lock held). */
-static int fd_recv(struct shp_end *e, uint64_t seq)
+/* The next descriptor on the socket, which must be numbered seq, and its
+ * sender's user and group as the kernel vouches for them (SO_PASSCRED:
+ * the ring's record is the other process's to write); -1 if there is
+ * none or it is not, or comes without them (consumers' lock held). */
+static int fd_recv(struct shp_end *e, uint64_t seq, uid_t *uid, gid_t *gid)
 {
 	union {
 		struct cmsghdr h;
-		char buf[CMSG_SPACE(4 * sizeof(int))];
+		char buf[CMSG_SPACE(4 * sizeof(int)) +
+			 CMSG_SPACE(sizeof(struct ucred))];
 	} cm;
+	bool cred = false;
 	struct shp_fdmsg m;
 	struct iovec iov = { &m, sizeof(m) };
 	struct msghdr mh = {
@@ -219,6 +229,17 @@ static int fd_recv(struct shp_end *e, uint64_t seq)
 	     c = CMSG_NXTHDR(&mh, c)) {
 		size_t k;
 
+		if (c->cmsg_level == SOL_SOCKET &&
+		    c->cmsg_type == SCM_CREDENTIALS &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+			struct ucred u;
+
+			memcpy(&u, CMSG_DATA(c), sizeof(u));
+			*uid = u.uid;
+			*gid = u.gid;
+			cred = true;
+			continue;
+		}
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
 		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
@@ -233,7 +254,8 @@ static int fd_recv(struct shp_end *e, uint64_t seq)
 		}
 	}
 	if (fd >= 0 && (n != (ssize_t)sizeof(m) || m.magic != FDMAGIC ||
-			m.seq != seq || (mh.msg_flags & MSG_CTRUNC))) {
+			m.seq != seq || !cred ||
+			(mh.msg_flags & MSG_CTRUNC))) {
 		close(fd);
 		fd = -1;
 	}
@@ -250,6 +272,8 @@ static mblk_t *fd_claim(struct shp_end *e, mblk_t *rec, int *err)
 {
 	struct shp_fdrec r;
 	mblk_t *mp;
+	uid_t uid = (uid_t)-1;
+	gid_t gid = (gid_t)-1;
 	int fd;
 
 	if (rec->b_cont != NULL || MBLKL(rec) != sizeof(r)) {
@@ -259,11 +283,11 @@ static mblk_t *fd_claim(struct shp_end *e, mblk_t *rec, int *err)
 	}
 	memcpy(&r, rec->b_rptr, sizeof(r));
 	freemsg(rec);
-	if (r.magic != FDMAGIC || (fd = fd_recv(e, r.seq)) < 0) {
+	if (r.magic != FDMAGIC || (fd = fd_recv(e, r.seq, &uid, &gid)) < 0) {
 		*err = EPROTO;
 		return NULL;
 	}
-	mp = sth_passfp_new(fd, (uid_t)r.uid, (gid_t)r.gid);
+	mp = sth_passfp_new(fd, uid, gid);
 	if (mp == NULL)
 		*err = ENOMEM;
 	return mp;
@@ -442,9 +466,11 @@ static int fd_send(struct shp_end *e, const mblk_t *rec, int fd)
 {
 	union {
 		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(int)) +
+			 CMSG_SPACE(sizeof(struct ucred))];
 	} cm;
 	struct shp_fdrec r;
+	struct ucred u;
 	struct shp_fdmsg m = { .magic = FDMAGIC };
 	struct iovec iov = { &m, sizeof(m) };
 	struct msghdr mh = {
@@ -461,6 +487,16 @@ static int fd_send(struct shp_end *e, const mblk_t *rec, int fd)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	/* the sender's user and group at I_SENDFD (its effective ones),
+	 * which the kernel accepts only if they are this process's */
+	u.pid = getpid();
+	u.uid = (uid_t)r.uid;
+	u.gid = (gid_t)r.gid;
+	c = CMSG_NXTHDR(&mh, c);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_CREDENTIALS;
+	c->cmsg_len = CMSG_LEN(sizeof(u));
+	memcpy(CMSG_DATA(c), &u, sizeof(u));
 	for (;;) {
 		if (sendmsg(e->fdsock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) ==
 		    (ssize_t)sizeof(m))
@@ -808,6 +844,9 @@ static struct shp_end *end_new(struct shp_map *m, int side, int fd,
 		return NULL;
 	e->ke.ke_fd = fd;
 	e->fdsock = fdsock;
+	/* descriptors come with their sender's credentials (fd_recv) */
+	(void)setsockopt(fdsock, SOL_SOCKET, SO_PASSCRED, &(int){ 1 },
+			 sizeof(int));
 	e->ke.ke_run = shp_run;
 	e->ke.ke_write = shp_write;
 	e->ke.ke_read = shp_read;
