@@ -238,6 +238,43 @@ static void test_fork_beside_reader(void)
 		CHECK_ISOLATED_T(fork_beside_reader, 10);
 }
 
+/* The other process leaves more than this end's head takes, and exits:
+ * what it sent is still read, but a write now fails at once with EPIPE
+ * (it was taken and dropped without a word until the ring was drained,
+ * which a process that only writes never does). */
+static void test_write_after_peer_left(void)
+{
+	static char buf[4096];
+	int fds[2];
+	long got = 0;
+	pid_t pid;
+	ssize_t r;
+
+	open_pipe(fds);
+	pid = fork_flushed();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		long sent = 0;
+
+		close(fds[0]);
+		if (fcntl(fds[1], F_SETFL, O_NONBLOCK) != 0)
+			child_exit(1);
+		while (write(fds[1], buf, sizeof(buf)) == (ssize_t)sizeof(buf))
+			sent += (long)sizeof(buf);
+		child_exit(errno == EAGAIN && sent > 65536 ? 0 : 1);
+	}
+	close(fds[1]);
+	CHECK_EQ(wait_child(pid), 0);
+	usleep(200000);			/* the hangup reaches the I/O thread */
+	CHECK_ERR(write(fds[0], "x", 1), EPIPE);
+	CHECK_RET(fcntl(fds[0], F_SETFL, O_NONBLOCK), 0);
+	while ((r = read(fds[0], buf, sizeof(buf))) > 0)
+		got += r;
+	CHECK_EQ(r, 0);			/* then the end of file */
+	CHECK(got > 65536);
+	close(fds[0]);
+}
+
 static void test_getmsg_skips_front(void)
 {
 	CHECK_ISOLATED_T(getmsg_skips_front, 10);
@@ -1248,6 +1285,7 @@ int main(void)
 	test_oneway();
 	test_msgs();
 	test_getmsg_skips_front();
+	test_write_after_peer_left();
 	test_fork_beside_reader();
 	test_flow();
 	test_write_efault();

@@ -135,7 +135,8 @@ struct shp_end {
 	strlock_t pull;			/* one puller at a time (try-lock) */
 	int peer_gone;			/* the other end's socket hung up;
 					   atomic */
-	int hung;			/* M_HANGUP sent; pull lock */
+	int hung;			/* M_HANGUP sent; set under the pull
+					   lock, read by shp_run (atomic) */
 	int wblocked;			/* the write queue waits for room;
 					   atomic */
 	int pull_again;			/* 1: pull once more, 2: and arm;
@@ -366,7 +367,7 @@ static bool pull_locked(struct shp_end *e, bool arm)
 		putnextctl1(e->rq, M_ERROR, EPROTO);	/* a broken record */
 	if (err == 0 && !shr_peek(seg, in) && !e->hung &&
 	    __atomic_load_n(&e->peer_gone, __ATOMIC_ACQUIRE)) {
-		e->hung = 1;
+		__atomic_store_n(&e->hung, 1, __ATOMIC_RELEASE);
 		putnextctl(e->rq, M_HANGUP);
 	}
 	return wake;
@@ -741,6 +742,7 @@ static void shp_run(struct strkev *ke, unsigned revents)
 {
 	struct shp_end *e = (struct shp_end *)ke;
 	queue_t *wq = WR(e->rq);
+	bool gone;
 
 	if (revents & (KEV_PULL | KEV_LOOK)) {	/* a reader reading, a look */
 		pull(e, false);
@@ -752,8 +754,8 @@ static void shp_run(struct strkev *ke, unsigned revents)
 		return;
 	}
 	/* the I/O thread: a doorbell, or the other end gone */
-	if (revents & (POLLHUP | POLLERR))
-		__atomic_store_n(&e->peer_gone, 1, __ATOMIC_RELEASE);
+	gone = (revents & (POLLHUP | POLLERR)) &&
+	       !__atomic_exchange_n(&e->peer_gone, 1, __ATOMIC_ACQ_REL);
 	/* (a doorbell nobody here will act on is left in the socket: it
 	 * may be for a reader of another process holding this end, whose
 	 * I/O thread would otherwise find nothing to wake it -- after a
@@ -769,6 +771,11 @@ static void shp_run(struct strkev *ke, unsigned revents)
 	 * the same end.  A hangup is delivered once the ring is drained. */
 	if (waited_for(e) || __atomic_load_n(&e->peer_gone, __ATOMIC_ACQUIRE))
 		pull(e, true);
+	if (gone && !__atomic_load_n(&e->hung, __ATOMIC_ACQUIRE))
+		/* the hangup waits until what came before it is read, which
+		 * may be long, or never: meanwhile nobody reads what is
+		 * written, so writes fail at once (EPIPE, as after it) */
+		(void)putnextctl2(e->rq, M_ERROR, NOERROR, EPIPE);
 	if (__atomic_load_n(&e->wblocked, __ATOMIC_ACQUIRE) ||
 	    __atomic_load_n(&e->peer_gone, __ATOMIC_ACQUIRE))
 		qenable(wq);
