@@ -173,6 +173,20 @@ static inline void open_pipe(int fds[2])
 	REQUIRE(fds[0] >= 0 && fds[1] >= 0 && fds[0] != fds[1]);
 }
 
+/* A pipe, then a child holding its end 1 (end 0 closed there): the
+ * child's pid, 0 in the child. */
+static inline pid_t fork_with_pipe(int fds[2])
+{
+	pid_t pid;
+
+	open_pipe(fds);
+	pid = fork_flushed();
+	REQUIRE(pid >= 0);
+	if (pid == 0)
+		close(fds[0]);
+	return pid;
+}
+
 static inline int set_nonblock(int fd, bool on)
 {
 	int fl = fcntl(fd, F_GETFL);

@@ -42,12 +42,9 @@ static void test_oneway(void)
 	int fds[2];
 	pid_t pid;
 
-	open_pipe(fds);
-	pid = fork_flushed();
-	REQUIRE(pid >= 0);
+	pid = fork_with_pipe(fds);
 	if (pid == 0) {
 		int bad = 0;
-		close(fds[0]);
 		for (int i = 0; i < NMSG; i++) {
 			fill(buf, msg_len(i), i);
 			if (write(fds[1], buf, msg_len(i)) != (ssize_t)msg_len(i))
@@ -250,13 +247,10 @@ static void test_write_after_peer_left(void)
 	pid_t pid;
 	ssize_t r;
 
-	open_pipe(fds);
-	pid = fork_flushed();
-	REQUIRE(pid >= 0);
+	pid = fork_with_pipe(fds);
 	if (pid == 0) {
 		long sent = 0;
 
-		close(fds[0]);
 		if (fcntl(fds[1], F_SETFL, O_NONBLOCK) != 0)
 			child_exit(1);
 		while (write(fds[1], buf, sizeof(buf)) == (ssize_t)sizeof(buf))

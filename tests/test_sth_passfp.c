@@ -15,18 +15,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-/* A pipe, then a child holding its end 1 (end 0 closed there). */
-static pid_t fork_with_pipe(int fds[2])
-{
-	pid_t pid;
-
-	open_pipe(fds);
-	pid = fork_flushed();
-	REQUIRE(pid >= 0);
-	if (pid == 0)
-		close(fds[0]);
-	return pid;
-}
 
 /* Descriptors open in this process. */
 static int count_fds(void)
