@@ -496,6 +496,8 @@ void lfc_unpin(struct lfc_send *s)
  * gives memory back to the socket only once it has freed a quarter of
  * rcvbuf (udp_rmem_release's forward_threshold) or emptied its queue, so
  * up to that much more is charged than is queued. */
+#define LFC_QMAX	((int64_t)1 << 50)	/* more than any rcvbuf */
+
 static int64_t limit(struct lfc_rec *r)
 {
 	int64_t rb = __atomic_load_n(&r->rcvbuf, __ATOMIC_RELAXED);
@@ -519,8 +521,12 @@ int lfc_reserve(struct lfc_peer *p, const uint64_t *cost, int n)
 		uint64_t total = 0;
 		int k;
 
+		/* (the record is the receiver's to write: a backlog
+		 * beyond any buffer is full, not an overflow) */
 		if (q < 0)
 			q = 0;
+		else if (q > LFC_QMAX)
+			q = LFC_QMAX;
 		for (k = 0; k < n; k++) {
 			if (cost[k] == 0)
 				continue;	/* not to this receiver */
