@@ -217,54 +217,6 @@ static void test_accept_self(void)
 	ferry_free(f);
 }
 
-/* A provider's error while other threads wait in t_listen: that error,
- * not TLOOK -- a reader that only waits is no disconnect crossing the
- * request.  (Two of them: the one that reads the error hands it over
- * and waits for the request to end, the other still reads.) */
-static int lm_r[2], lm_seq[2];
-
-static void *listen_main(void *arg)
-{
-	struct ferry **fp = arg;
-	int k = fp[1] != NULL;
-	struct t_call c;
-
-	call_in(&c);
-	lm_r[k] = t_listen(fp[0]->xfd, &c);
-	lm_seq[k] = c.sequence;
-	return NULL;
-}
-
-static void test_error_beside_listen(void)
-{
-	struct ferry *f = listener(T_COTS, 4);
-	struct ferry *arg[2][2] = { { f, NULL }, { f, f } };
-	struct fmsg w, a;
-	struct t_call c, ac;
-	pthread_t t[2];
-
-	ind(f, "E", 21);
-	call_in(&c);
-	CHECK_RET(t_listen(f->xfd, &c), 0);
-	for (int i = 0; i < 2; i++)
-		REQUIRE(pthread_create(&t[i], NULL, listen_main, arg[i]) == 0);
-	usleep(50000);			/* waiting for the next ones */
-	memset(&ac, 0, sizeof(ac));
-	ac.sequence = 21;
-	ferry_expect(f, __LINE__, fm_conn_res(&w, 0, NULL, 0, 21),
-		     fm_error_ack(&a, T_CONN_RES, TBADSEQ, 0));
-	CHECK_TERR(t_accept(f->xfd, f->xfd, &ac), TBADSEQ);
-	ferry_sync(f);
-	ind(f, "F", 22);
-	ind(f, "G", 23);
-	for (int i = 0; i < 2; i++)
-		pthread_join(t[i], NULL);
-	CHECK_EQ(lm_r[0], 0);
-	CHECK_EQ(lm_r[1], 0);
-	CHECK_EQ(lm_seq[0] + lm_seq[1], 22 + 23);
-	ferry_free(f);
-}
-
 /* accept onto another endpoint r, whose provider says ACCEPTOR_id id */
 static void accept_on(struct ferry *f, struct ferry *r, int seq, unsigned id)
 {
@@ -356,6 +308,5 @@ int main(void)
 	test_accept_self();
 	test_accept_other();
 	test_mismatch();
-	test_error_beside_listen();
 	T_DONE();
 }

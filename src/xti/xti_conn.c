@@ -73,24 +73,20 @@ static int req_add(struct req *q, const struct netbuf *nb, t_scalar_t *off,
 	return 0;
 }
 
-/* Is a T_DISCON_IND waiting for the application: at the head, or held
- * -- or about to be, in the hands of another thread's read (it holds it
- * just after it stops being a reader: looked at again, while readers
- * are at work, a few times over a few milliseconds)?  A reader that
- * only waits (t_listen, t_rcv) is no disconnect: the call's own error
- * stands then. */
+/* Is a T_DISCON_IND waiting for the application: at the head, held,
+ * or in the hands of another thread's read that will hold it (it holds
+ * it just after it stops being a reader: looked at again a few times
+ * over a few milliseconds)? */
 static bool disconnect_crossed(struct xti_ep *ep)
 {
 	int err = t_errno;
 	bool seen = false;
 
-	for (int i = 0; i < 10; i++) {
+	for (int i = 0; i < 10 && !seen; i++) {
 		if (i > 0)
 			usleep(1000);
-		seen = xti_look_for(ep, T_DISCONNECT) == T_DISCONNECT;
-		if (seen || __atomic_load_n(&ep->ep_rd_active,
-					    __ATOMIC_SEQ_CST) == 0)
-			break;
+		seen = xti_look_for(ep, T_DISCONNECT) == T_DISCONNECT ||
+		       __atomic_load_n(&ep->ep_rd_active, __ATOMIC_SEQ_CST) > 0;
 	}
 	t_errno = err;
 	return seen;
