@@ -138,8 +138,10 @@ static queue_t *global_pop(void)
  * Only threads inside an entry add to run lists, and always to their own:
  * a thread outside any entry enters, and so runs the service procedure on
  * its way out, now.  The global list takes only what a local list hands
- * off (LOCAL_BUDGET), from inside an entry; so a grace period after
- * strsched_unschedule() covers every service run of a dying queue.
+ * off (LOCAL_BUDGET), from inside an entry.  So a dying queue is settled
+ * by strsched_unschedule(), a grace period, and strsched_unschedule()
+ * once more: a thread that was inside during the first may have handed
+ * it to the global list before it left (str_qdetach, str_push's failure).
  */
 void strsched_enable(queue_t *q)
 {

@@ -519,9 +519,18 @@ int str_push(struct stdata *sd, struct fmodsw *f, dev_t *devp, int oflag,
 		 * failed: unhook it, and let threads that entered it leave
 		 * before it is freed */
 		qprocsoff(rq);
+		strsched_unschedule(rq);
+		strsched_unschedule(rq + 1);
 		if (!str_inside())
 			str_synchronize();
+		/* a thread that was inside may have moved it to the global
+		 * run list meanwhile (its local list's overflow): off again,
+		 * and that thread gone, as str_qdetach settles twice */
+		strsched_unschedule(rq);
+		strsched_unschedule(rq + 1);
 		strcallout_cancel_queue(rq);
+		if (!str_inside())
+			str_synchronize();
 		flushq(rq, FLUSHALL);
 		flushq(rq + 1, FLUSHALL);
 		strreg_rele_mod(f);
@@ -629,9 +638,13 @@ int qcountstrm(queue_t *q)
 	long n = 0;
 
 	for (; q != NULL; q = __atomic_load_n(&q->q_next, __ATOMIC_ACQUIRE)) {
+		/* (under the queue's lock: a putq of a higher band moves
+		 * the band array) */
+		qlock(q);
 		n += (long)q->q_count;
 		for (int b = 0; b < q->q_nband; b++)
 			n += (long)q->q_bandp[b].qb_count;
+		qunlock(q);
 		if (n > 1000000000L)
 			break;
 	}
