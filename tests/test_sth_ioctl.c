@@ -218,6 +218,11 @@ static void test_options(void)
 	CHECK_ERR(ioctl(fd, I_SRDOPT, RPROTDAT | RPROTNORM), EINVAL);
 	CHECK_RET(ioctl(fd, I_GRDOPT, &v), 0);
 	CHECK_EQ(v, RMSGD | RPROTDIS);
+	/* a mode alone leaves the protocol option as it was */
+	CHECK_RET(ioctl(fd, I_SRDOPT, RMSGN), 0);
+	CHECK_RET(ioctl(fd, I_GRDOPT, &v), 0);
+	CHECK_EQ(v, RMSGN | RPROTDIS);
+	CHECK_RET(ioctl(fd, I_SRDOPT, RMSGD | RPROTNORM), 0);
 	CHECK_RET(ioctl(fd, I_GETCLTIME, &v), 0);
 	CHECK_EQ(v, 15000);
 	v = 100;

@@ -1389,6 +1389,9 @@ int sth_ioctl(int fd, unsigned long cmd, void *arg, bool *handled)
 		if (mode == RFILL)
 			mode = RNORM;	/* RFILL is RNORM here */
 		pthread_mutex_lock(&sh->sh_lock);
+		if (prot == 0)	/* (none given: as it was, SVR4 and Solaris) */
+			prot = __atomic_load_n(&sh->sh_rdopt,
+					       __ATOMIC_RELAXED) & RPROTMASK;
 		__atomic_store_n(&sh->sh_rdopt, mode | (prot ? prot : RPROTNORM),
 				 __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&sh->sh_lock);
