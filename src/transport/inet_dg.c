@@ -99,7 +99,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../drivers/drvutil.h"
 #include "inet.h"
 #include "inet_lfc.h"
 #include "tpi.h"
@@ -1372,18 +1371,11 @@ static bool deliver(struct inet_ep *ep, const struct sockaddr_storage *src,
 		dp->b_wptr += len;
 	}
 	bp->b_cont = dp;
-	/* straight up only while the read queue is idle: its service
-	 * procedure may hold one it took and has not passed on yet */
-	if (q_idle(ep->rq)) {
+	if (q_empty(ep->rq)) {
 		putnext(ep->rq, bp);
-	} else {
-		/* what this thread's batch holds goes up before what the
-		 * service procedure will pass on (batch.c) */
-		str_batch_flush();
-		if (!putq(ep->rq, bp)) {
-			freemsg(bp);	/* (not counted as received) */
-			return false;
-		}
+	} else if (!putq(ep->rq, bp)) {
+		freemsg(bp);		/* (not counted as received) */
+		return false;
 	}
 	return true;
 }
