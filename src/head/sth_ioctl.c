@@ -889,10 +889,7 @@ static int ioc_recvfd(struct ictx *c, void *arg)
 		if (__atomic_load_n(&c->f->f_oflag, __ATOMIC_RELAXED) &
 		    (O_NONBLOCK | O_NDELAY))
 			return EAGAIN;
-		if (!c->held) {
-			__atomic_add_fetch(&c->f->f_refs, 1, __ATOMIC_ACQ_REL);
-			c->held = true;
-		}
+		ioc_hold(c);
 		/* the driver pulls once more and arms its wake-up */
 		sth_kevwait_begin(sh);
 		__atomic_add_fetch(&sh->sh_rwaiters, 1, __ATOMIC_ACQ_REL);

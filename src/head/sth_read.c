@@ -1807,13 +1807,7 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 				 * only when pulled: the driver pulls now and
 				 * arms its wake-up for us, as for a reader
 				 * with nothing queued (read_wait) */
-				if (!c.held) {
-					__atomic_add_fetch(&f->f_refs, 1,
-							   __ATOMIC_ACQ_REL);
-					c.held = true;
-				}
-				rcredit(sh);
-				rlock_release(sh);
+				wait_begin(&c, false);
 				sth_kevwait_begin(sh);
 				err = sth_sleep(&c.t, &sh->sh_rseq, seen, -1);
 				sth_kevwait_end(sh);
