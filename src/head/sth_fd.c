@@ -139,6 +139,23 @@ void sth_fd_shutdown(void)
 	}
 }
 
+/* Take one more reference, inside the entry that found f: false when
+ * its last one is gone already (a close of its last descriptor is under
+ * way, and f goes with the grace period) -- taking one then would close
+ * it a second time. */
+bool sth_file_tryhold(struct sth_file *f)
+{
+	int n = __atomic_load_n(&f->f_refs, __ATOMIC_ACQUIRE);
+
+	do {
+		if (n <= 0)
+			return false;
+	} while (!__atomic_compare_exchange_n(&f->f_refs, &n, n + 1, false,
+					      __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	return true;
+}
+
 /* Drop one reference; the last closes the file (outside any entry). */
 void sth_file_rele(struct sth_file *f)
 {

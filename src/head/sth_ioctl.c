@@ -1326,8 +1326,13 @@ int sth_ioctl(int fd, unsigned long cmd, void *arg, bool *handled)
 		/* these leave the entry to wait for the plumbing or link
 		 * lock: the file is held, so that a close of its last
 		 * descriptor meanwhile closes the stream only after them,
-		 * as a kernel's ioctl keeps its file */
-		ioc_hold(&c);
+		 * as a kernel's ioctl keeps its file -- unless that close
+		 * has dropped the last reference already */
+		if (!sth_file_tryhold(f)) {
+			err = EBADF;
+			goto out;
+		}
+		c.held = true;
 		break;
 	default:
 		break;

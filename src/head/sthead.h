@@ -319,6 +319,7 @@ int sth_fd_init(void);
 /* 0 or errno; *stale: the caller releases it, holding no lock */
 int sth_fd_install(int fd, struct sth_file *f, struct sth_file **stale);
 struct sth_file *sth_fd_remove(int fd);		/* NULL if not ours */
+bool sth_file_tryhold(struct sth_file *f);	/* false: closing */
 void sth_file_rele(struct sth_file *f);		/* last ref closes;
 						   NULL: nothing */
 struct sth_file *sth_file_new(struct sthead *sh, int oflag);
