@@ -156,6 +156,20 @@ bool sth_file_tryhold(struct sth_file *f)
 	return true;
 }
 
+/* A call inside the entry that found f is about to leave it to wait:
+ * keep f (once; *held says so).  EBADF when a close on another thread
+ * has dropped its last reference already: the stream is closing, and a
+ * hold taken from zero would close it a second time. */
+int sth_call_hold(struct sth_file *f, bool *held)
+{
+	if (*held)
+		return 0;
+	if (!sth_file_tryhold(f))
+		return EBADF;
+	*held = true;
+	return 0;
+}
+
 /* Drop one reference; the last closes the file (outside any entry). */
 void sth_file_rele(struct sth_file *f)
 {

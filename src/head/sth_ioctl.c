@@ -89,13 +89,11 @@ struct ictx {
 	long str_copied;	/* I_STR: bytes it copied there, or -1 */
 };
 
-/* The ioctl's caller is about to sleep: keep its file. */
-static void ioc_hold(struct ictx *c)
+/* The ioctl's caller is about to sleep: keep its file (EBADF: a close
+ * has dropped its last reference already). */
+static int ioc_hold(struct ictx *c)
 {
-	if (!c->held) {
-		__atomic_add_fetch(&c->f->f_refs, 1, __ATOMIC_ACQ_REL);
-		c->held = true;
-	}
+	return sth_call_hold(c->f, &c->held);
 }
 
 /* Turn copy request mp (whose copyreq is *cq) into its M_IOCDATA: the
@@ -209,10 +207,9 @@ static int ioc_begin(struct ictx *c, long deadline)
 			return 0;
 		__atomic_add_fetch(&sh->sh_iwaiters, 1, __ATOMIC_SEQ_CST);
 		seen = __atomic_load_n(&sh->sh_iseq, __ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&sh->sh_iocbusy, __ATOMIC_SEQ_CST) != 0) {
-			ioc_hold(c);
+		if (__atomic_load_n(&sh->sh_iocbusy, __ATOMIC_SEQ_CST) != 0 &&
+		    (err = ioc_hold(c)) == 0)
 			err = sth_sleep(&c->t, &sh->sh_iseq, seen, deadline);
-		}
 		__atomic_sub_fetch(&sh->sh_iwaiters, 1, __ATOMIC_ACQ_REL);
 		if (err == ETIMEDOUT)
 			return ETIME;
@@ -346,8 +343,8 @@ static int do_ioctl(struct ictx *c, mblk_t *mp, int timeout_s, mblk_t **ackp)
 		r = sh->sh_iocmsg;
 		sh->sh_iocmsg = NULL;
 		pthread_mutex_unlock(&sh->sh_lock);
-		if (r == NULL && (err = ioc_state(sh)) == 0) {
-			ioc_hold(c);
+		if (r == NULL && (err = ioc_state(sh)) == 0 &&
+		    (err = ioc_hold(c)) == 0) {
 			err = sth_sleep(&c->t, &sh->sh_iseq, seen, deadline);
 			if (err == ETIMEDOUT)
 				err = ETIME;
@@ -889,7 +886,8 @@ static int ioc_recvfd(struct ictx *c, void *arg)
 		if (__atomic_load_n(&c->f->f_oflag, __ATOMIC_RELAXED) &
 		    (O_NONBLOCK | O_NDELAY))
 			return EAGAIN;
-		ioc_hold(c);
+		if ((err = ioc_hold(c)) != 0)
+			return err;
 		/* the driver pulls once more and arms its wake-up */
 		sth_kevwait_begin(sh);
 		__atomic_add_fetch(&sh->sh_rwaiters, 1, __ATOMIC_ACQ_REL);

@@ -930,19 +930,21 @@ static bool settled(void *arg)
 	return false;
 }
 
-/* A reader is about to sleep (rlock held, let go here): give back the
- * bytes read so far, hold the file, and with mread tell the stream
- * (STRMREAD: M_READ). */
-static void wait_begin(struct rctx *c, bool mread)
+/* A reader is about to sleep (rlock held, let go here): hold the file,
+ * give back the bytes read so far, and with mread tell the stream
+ * (STRMREAD: M_READ).  EBADF, rlock still held, when a close on another
+ * thread has dropped the file's last reference already (the stream is
+ * closing; taking one from zero would close it twice). */
+static int wait_begin(struct rctx *c, bool mread)
 {
 	struct sthead *sh = c->sh;
 
+	int err;
+
+	if ((err = sth_call_hold(c->f, &c->held)) != 0)
+		return err;
 	rcredit(sh);
 	rlock_release(sh);
-	if (!c->held) {
-		__atomic_add_fetch(&c->f->f_refs, 1, __ATOMIC_ACQ_REL);
-		c->held = true;
-	}
 	if (mread && (sh_flags(sh) & STRMREAD)) {
 		/* M_READ carries the count the read asks for (a long) */
 		mblk_t *mp = allocb(sizeof(long), BPRI_HI);
@@ -956,6 +958,7 @@ static void wait_begin(struct rctx *c, bool mread)
 			putnext(sh->sh_sd.sd_wq, mp);
 		}
 	}
+	return 0;
 }
 
 /* The eventfd that wakes readers asleep in poll() on the driver's
@@ -996,7 +999,8 @@ static int read_wait_direct(struct rctx *c, struct strkev *ke, int efd)
 	int err = 0, np = 2;
 	long r = 0;
 
-	wait_begin(c, true);
+	if ((err = wait_begin(c, true)) != 0)
+		return err;
 	__atomic_add_fetch(&sh->sh_rwaiters, 1, __ATOMIC_ACQ_REL);
 	__atomic_add_fetch(&sh->sh_kwaiters, 1, __ATOMIC_SEQ_CST);
 	/* what came before we were counted (the socket itself needs no
@@ -1105,7 +1109,8 @@ static int read_wait(struct rctx *c)
 		return 0;
 	if (sth_spin(c->t, settled, &st, true))
 		return 0;
-	wait_begin(c, !told);
+	if ((err = wait_begin(c, !told)) != 0)
+		return err;
 	/* the driver pulls once more and arranges to wake us when more
 	 * comes (before we count as a waiter: what it pulls now needs no
 	 * wake-up, and readable() below sees it) */
@@ -1807,14 +1812,16 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 				 * only when pulled: the driver pulls now and
 				 * arms its wake-up for us, as for a reader
 				 * with nothing queued (read_wait) */
-				wait_begin(&c, false);
-				sth_kevwait_begin(sh);
-				err = sth_sleep(&c.t, &sh->sh_rseq, seen, -1);
-				sth_kevwait_end(sh);
+				if ((err = wait_begin(&c, false)) == 0) {
+					sth_kevwait_begin(sh);
+					err = sth_sleep(&c.t, &sh->sh_rseq,
+							seen, -1);
+					sth_kevwait_end(sh);
+					strblock_lock(&sh->sh_rlock);
+				}
 				__atomic_sub_fetch(&sh->sh_rwaiters, 1,
 						   __ATOMIC_ACQ_REL);
 				counted = false;
-				strblock_lock(&sh->sh_rlock);
 			} else {
 				err = read_wait(&c);
 			}

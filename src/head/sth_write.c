@@ -159,10 +159,8 @@ static int wait_flow(struct wctx *c, unsigned char band)
 			return 0;
 		if (wnonblocking(c))
 			return EAGAIN;
-		if (!c->held) {
-			__atomic_add_fetch(&c->f->f_refs, 1, __ATOMIC_ACQ_REL);
-			c->held = true;
-		}
+		if ((err = sth_call_hold(c->f, &c->held)) != 0)
+			return err;
 		__atomic_add_fetch(&sh->sh_wwaiters, 1, __ATOMIC_ACQ_REL);
 		int seen = __atomic_load_n(&sh->sh_wseq, __ATOMIC_ACQUIRE);
 		struct wspin ws = { &sh->sh_wseq, seen };
@@ -185,6 +183,8 @@ static mblk_t *alloc_wait(struct wctx *c, size_t size, int *errp)
 			*errp = EAGAIN;
 			return NULL;
 		}
+		if ((*errp = sth_call_hold(c->f, &c->held)) != 0)
+			return NULL;
 		str_exit(c->t);
 		int r = sth_restart_nap(1000000);	/* 1 ms */
 		c->t = str_enter();

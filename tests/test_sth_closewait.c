@@ -1,0 +1,142 @@
+/*
+ * test_sth_closewait -- a call about to sleep on a stream while another
+ * thread closes the stream's last descriptor.
+ *
+ * A read, a getmsg, an I_RECVFD and a write held back by flow control
+ * each look their descriptor up, find they must wait, spin for a while
+ * and only then take their hold on the open file and sleep.  A close
+ * landing in that spin drops the file's last reference first; a hold
+ * taken then would raise it from zero, and the file would be freed and
+ * its stream closed under the sleeping call, then closed a second time
+ * when the call let its hold go (glibc's double free, ASan's use after
+ * free).  The call must instead give up with EBADF, as for a descriptor
+ * closed before the call; a call that took its hold before the close
+ * goes on and ends as the hangup that follows makes it end.
+ *
+ * STREAMS_SPIN_US is raised to 3 ms so that the close lands inside the
+ * spin in most rounds; each round checks the call's result exactly.
+ */
+#include "sth.h"
+
+#include <stdlib.h>
+
+enum { K_READ, K_GETMSG, K_RECVFD, K_WRITE, K_N };
+static const char *kname[K_N] = { "read", "getmsg", "I_RECVFD", "write" };
+
+struct cw {
+	int kind;
+	int fd;
+	long r;
+	int err;
+};
+
+static void *cw_call(void *arg)
+{
+	struct cw *c = arg;
+	char buf[64] = { 0 };
+	struct strbuf db = { sizeof(buf), 0, buf };
+	struct strrecvfd rf;
+	int flags = 0;
+
+	errno = 0;
+	switch (c->kind) {
+	case K_READ:
+		c->r = read(c->fd, buf, sizeof(buf));
+		break;
+	case K_GETMSG:
+		c->r = getmsg(c->fd, NULL, &db, &flags);
+		break;
+	case K_RECVFD:
+		c->r = ioctl(c->fd, I_RECVFD, &rf);
+		break;
+	case K_WRITE:
+		c->r = write(c->fd, buf, sizeof(buf));
+		break;
+	}
+	c->err = c->r < 0 ? errno : 0;
+	return NULL;
+}
+
+/* One round: the call on one end, its last descriptor closed after
+ * delay_us, then the other end closed (the hangup ends a call that
+ * slept holding the file).  Counts the rounds where the close came
+ * first (EBADF) in *early. */
+static void round1(int kind, unsigned delay_us, int *early)
+{
+	struct cw c = { kind, -1, 0, 0 };
+	struct timespec ts;
+	pthread_t t;
+	int p[2], other, j;
+
+	open_pipe(p);
+	if (kind == K_WRITE) {
+		/* the write end full: the next write waits for room */
+		char fill[1024] = { 0 };
+
+		set_nonblock(p[0], true);
+		while (write(p[0], fill, sizeof(fill)) > 0)
+			;
+		set_nonblock(p[0], false);
+		c.fd = p[0];
+		other = p[1];
+	} else {
+		c.fd = p[1];
+		other = p[0];
+	}
+	REQUIRE(pthread_create(&t, NULL, cw_call, &c) == 0);
+	usleep(delay_us);
+	CHECK_RET(close(c.fd), 0);
+	usleep(4000);		/* (past the spin: a held call sleeps) */
+	CHECK_RET(close(other), 0);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 10;
+	j = pthread_timedjoin_np(t, NULL, &ts);
+	REQUIRE(j == 0);	/* (else stuck for good) */
+	if (c.r == -1 && c.err == EBADF) {
+		(*early)++;
+		return;
+	}
+	/* held before the close: the hangup ends it */
+	switch (kind) {
+	case K_READ:
+		CHECK_EQ(c.r, 0);
+		break;
+	case K_GETMSG:
+		CHECK_EQ(c.r, 0);
+		break;
+	case K_RECVFD:
+		CHECK_EQ(c.r, -1);
+		CHECK_EQ(c.err, ENXIO);
+		break;
+	case K_WRITE:
+		CHECK_EQ(c.r, -1);
+		CHECK_EQ(c.err, EPIPE);
+		break;
+	}
+}
+
+static void test_close_beside_wait(void)
+{
+	long base = streams_in_use();
+
+	for (int kind = 0; kind < K_N; kind++) {
+		int early = 0, rounds = 40;
+
+		for (int i = 0; i < rounds && t_failed == 0; i++)
+			round1(kind, (unsigned)(i % 8) * 800, &early);
+		printf("%s: the close came first in %d of %d rounds\n",
+		       kname[kind], early, rounds);
+	}
+	CHECK_EQ(streams_in_use(), base);
+}
+
+int main(void)
+{
+	/* before the library's first spin reads it */
+	setenv("STREAMS_SPIN_US", "3000", 1);
+	signal(SIGPIPE, SIG_IGN);
+	th_mark();
+	test_close_beside_wait();
+	CHECK_EQ(th_leaks(), 0);
+	T_DONE();
+}
