@@ -96,8 +96,11 @@ static int new_socket(const struct inet_proto *pr, int family, int proto)
 	return fd;
 }
 
-/* Move ep's event source to socket fd (lock held). */
-static int switch_socket(struct inet_ep *ep, int fd, int family)
+/* Move ep's event source to socket fd (lock held); an accepted one
+ * (listener_set: the options its listener negotiated) loses those of
+ * them ep did not negotiate. */
+static int switch_socket(struct inet_ep *ep, int fd, int family,
+			 uint64_t listener_set)
 {
 	int old = ep->ke.ke_fd, err;
 
@@ -111,8 +114,10 @@ static int switch_socket(struct inet_ep *ep, int fd, int family)
 		ep->ke.ke_fd = old;
 		(void)str_kev_attach(&ep->ke);
 	} else {
-		close(old);
 		inet_opt_reapply(ep);
+		if (listener_set != 0 && old >= 0)
+			inet_opt_unlisten(ep, old, listener_set);
+		close(old);
 	}
 	strunlock(&ep->tx_lock);
 	strunlock(&ep->rx_lock);
@@ -128,14 +133,15 @@ int inet_socket_renew(struct inet_ep *ep, int family)
 
 	if (fd < 0)
 		return -fd;
-	if ((err = switch_socket(ep, fd, family)) != 0)
+	if ((err = switch_socket(ep, fd, family, 0)) != 0)
 		close(fd);
 	return err;
 }
 
-int inet_socket_adopt(struct inet_ep *ep, int fd, int family)
+int inet_socket_adopt(struct inet_ep *ep, int fd, int family,
+		      uint64_t listener_set)
 {
-	return switch_socket(ep, fd, family);
+	return switch_socket(ep, fd, family, listener_set);
 }
 
 void inet_socket_unconnect(struct inet_ep *ep)

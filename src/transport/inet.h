@@ -248,7 +248,8 @@ int inet_socket_renew(struct inet_ep *ep, int family);
 
 /* Replace ep's socket by fd (an accepted connection; lock held): the old
  * one is closed.  0 or an errno. */
-int inet_socket_adopt(struct inet_ep *ep, int fd, int family);
+int inet_socket_adopt(struct inet_ep *ep, int fd, int family,
+		      uint64_t listener_set);
 /* Abort ep's connection in place, keeping its socket (when no new one
  * could be had): connect(AF_UNSPEC), with the socket detached from the
  * I/O thread meanwhile, as a switch of sockets is, so that nothing the
@@ -311,6 +312,7 @@ extern const struct topt_table inet_udp_opts, inet_tcp_opts,
 	inet_raw_opts;
 /* The options of ep's socket applied again after renewal (lock held). */
 void inet_opt_reapply(struct inet_ep *ep);
+void inet_opt_unlisten(struct inet_ep *ep, int oldfd, uint64_t listener_set);
 /* Values for the options the user negotiated: 0 or ENOMEM. */
 int inet_opt_init(struct inet_ep *ep);
 void inet_opt_fini(struct inet_ep *ep);

@@ -25,8 +25,9 @@
  *			(IPV6_UNICAST_HOPS), IP_REUSEADDR (SO_REUSEADDR),
  *			IP_DONTROUTE, IP_BROADCAST (SO_*)
  *   INET_UDP		UDP_CHECKSUM (SO_NO_CHECK inverted; IPv4)
- *   INET_TCP		TCP_NODELAY, TCP_MAXSEG, TCP_KEEPALIVE (SO_KEEPALIVE
- *			and TCP_KEEPIDLE: kp_timeout is in minutes)
+ *   INET_TCP		TCP_NODELAY, TCP_MAXSEG (read-only: the segment
+ *			size in use), TCP_KEEPALIVE (SO_KEEPALIVE and
+ *			TCP_KEEPIDLE: kp_timeout is in minutes, at most 546)
  *
  * What the user negotiated is remembered (ep->opt_set, ep->opt_val), so
  * a socket made again (an IPv6 bind, an unbind, the end of a connection)
@@ -69,10 +70,13 @@ static const struct topt_def tcp_defs[] = {
 	/* also taken with T_CONN_REQ/T_CONN_RES (the connection's own) */
 	{ INET_TCP, T_TCP_NODELAY, TOPT_NONAME, TOPT_BOOL, TOPT_ASSOC, 0, T_NO,
 	  0, 0 },
-	{ INET_TCP, T_TCP_MAXSEG, TOPT_NONAME, TOPT_SCALAR,
-	  TOPT_CLAMP | TOPT_ASSOC, 0, 536, 88, 65535 },
-	{ INET_TCP, T_TCP_KEEPALIVE, TOPT_NONAME, TOPT_KPALIVE, TOPT_ASSOC, 0,
-	  T_NO, 1, 32767 },
+	/* read-only in XTI: the segment size in use (TCP_MAXSEG's limit
+	 * once set would stay on every later connection's socket) */
+	{ INET_TCP, T_TCP_MAXSEG, TOPT_NONAME, TOPT_SCALAR, TOPT_RDONLY, 0,
+	  536, 0, 0 },
+	/* kp_timeout in minutes, up to Linux's TCP_KEEPIDLE of 32767 s */
+	{ INET_TCP, T_TCP_KEEPALIVE, TOPT_NONAME, TOPT_KPALIVE,
+	  TOPT_CLAMP | TOPT_ASSOC, 0, T_NO, 1, 32767 / 60 },
 };
 
 static int opt_get(void *ep, const struct topt_def *d, union topt_val *v);
@@ -109,11 +113,11 @@ void inet_opt_fini(struct inet_ep *ep)
 	ep->opt_val = NULL;
 }
 
-static int geti(struct inet_ep *ep, int level, int name, int *x)
+static int geti(int fd, int level, int name, int *x)
 {
 	socklen_t l = sizeof(*x);
 
-	return getsockopt(ep->ke.ke_fd, level, name, x, &l);
+	return getsockopt(fd, level, name, x, &l);
 }
 
 static int seti(struct inet_ep *ep, int level, int name, int x)
@@ -190,14 +194,15 @@ static t_scalar_t from_kernel(const struct topt_def *d, int x, bool inv)
 	return x;
 }
 
-static int opt_get(void *arg, const struct topt_def *d, union topt_val *v)
+/* d's value on socket fd (ep's, or the one it had) */
+static int get_on(struct inet_ep *ep, int fd, const struct topt_def *d,
+		  union topt_val *v)
 {
-	struct inet_ep *ep = arg;
 	int level, name, x;
 	bool inv;
 
 	if (int_opt(ep, d, &level, &name, &inv)) {
-		if (geti(ep, level, name, &x) < 0)
+		if (geti(fd, level, name, &x) < 0)
 			return -1;
 		v->i = from_kernel(d, x, inv);
 		return 0;
@@ -206,8 +211,7 @@ static int opt_get(void *arg, const struct topt_def *d, union topt_val *v)
 		struct linger l;
 		socklen_t len = sizeof(l);
 
-		if (getsockopt(ep->ke.ke_fd, SOL_SOCKET, SO_LINGER, &l,
-			       &len) < 0)
+		if (getsockopt(fd, SOL_SOCKET, SO_LINGER, &l, &len) < 0)
 			return -1;
 		v->linger.l_onoff = l.l_onoff ? T_YES : T_NO;
 		v->linger.l_linger = l.l_onoff ? l.l_linger : T_UNSPEC;
@@ -219,8 +223,8 @@ static int opt_get(void *arg, const struct topt_def *d, union topt_val *v)
 		v->bytes.len = 0;
 		if (v6(ep))
 			return 0;
-		if (getsockopt(ep->ke.ke_fd, IPPROTO_IP, IP_OPTIONS,
-			       v->bytes.b, &len) < 0)
+		if (getsockopt(fd, IPPROTO_IP, IP_OPTIONS, v->bytes.b,
+			       &len) < 0)
 			return -1;
 		v->bytes.len = len;
 		return 0;
@@ -228,8 +232,8 @@ static int opt_get(void *arg, const struct topt_def *d, union topt_val *v)
 	if (d->level == INET_TCP && d->name == T_TCP_KEEPALIVE) {
 		int on, idle;
 
-		if (geti(ep, SOL_SOCKET, SO_KEEPALIVE, &on) < 0 ||
-		    geti(ep, IPPROTO_TCP, TCP_KEEPIDLE, &idle) < 0)
+		if (geti(fd, SOL_SOCKET, SO_KEEPALIVE, &on) < 0 ||
+		    geti(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle) < 0)
 			return -1;
 		v->kp.kp_onoff = on ? T_YES : T_NO;
 		v->kp.kp_timeout = (idle + 59) / 60;
@@ -249,6 +253,13 @@ static int opt_get(void *arg, const struct topt_def *d, union topt_val *v)
 	return 0;
 }
 
+static int opt_get(void *arg, const struct topt_def *d, union topt_val *v)
+{
+	struct inet_ep *ep = arg;
+
+	return get_on(ep, ep->ke.ke_fd, d, v);
+}
+
 /* Set d to *v on the socket; *v the granted value on return. */
 static t_uscalar_t apply(struct inet_ep *ep, const struct topt_def *d,
 			 union topt_val *v)
@@ -266,11 +277,8 @@ static t_uscalar_t apply(struct inet_ep *ep, const struct topt_def *d,
 		if (level == SOL_SOCKET && name == SO_RCVBUF &&
 		    ep->pr->ops->rcvbuf != NULL)
 			ep->pr->ops->rcvbuf(ep);
-		if (geti(ep, level, name, &x) == 0)
+		if (geti(ep->ke.ke_fd, level, name, &x) == 0)
 			v->i = from_kernel(d, x, inv);
-		/* TCP_MAXSEG reads back the current MSS, not the limit */
-		if (d->level == INET_TCP && d->name == T_TCP_MAXSEG)
-			v->i = asked;
 		return v->i == asked ? T_SUCCESS : T_PARTSUCCESS;
 	}
 	if (d->level == XTI_GENERIC && d->name == XTI_LINGER) {
@@ -302,11 +310,12 @@ static t_uscalar_t apply(struct inet_ep *ep, const struct topt_def *d,
 	if (d->level == INET_TCP && d->name == T_TCP_KEEPALIVE) {
 		int on = v->kp.kp_onoff != T_NO;
 
-		if (seti(ep, SOL_SOCKET, SO_KEEPALIVE, on) < 0)
-			return T_FAILURE;
+		/* the time first: if it is refused, nothing has changed */
 		if (on && v->kp.kp_timeout != T_UNSPEC &&
 		    seti(ep, IPPROTO_TCP, TCP_KEEPIDLE,
 			 (int)v->kp.kp_timeout * 60) < 0)
+			return T_FAILURE;
+		if (seti(ep, SOL_SOCKET, SO_KEEPALIVE, on) < 0)
 			return T_FAILURE;
 		return T_SUCCESS;
 	}
@@ -349,6 +358,31 @@ static t_uscalar_t opt_set(void *arg, const struct topt_def *d,
 					 __ATOMIC_RELAXED);
 	}
 	return r;
+}
+
+/*
+ * ep's socket is now one accept4 made, which took the listener's socket
+ * options with it.  Those the listener negotiated (listener_set) and ep
+ * did not go back to what ep's own socket had (oldfd, still open): XTI
+ * gives an accepted connection the responding endpoint's options.
+ */
+void inet_opt_unlisten(struct inet_ep *ep, int oldfd, uint64_t listener_set)
+{
+	const struct topt_table *t = ep->pr->opts;
+
+	for (size_t i = 0; i < t->n && i < 64; i++) {
+		const struct topt_def *d = &t->defs[i];
+		union topt_val v;
+
+		if (!(listener_set & ~ep->opt_set & (1ULL << i)) ||
+		    (d->flags & TOPT_RDONLY) ||
+		    (d->level == XTI_GENERIC &&
+		     (d->name == XTI_DEBUG || d->name == XTI_SNDLOWAT)))
+			continue;	/* (those two are not the socket's) */
+		memset(&v, 0, sizeof(v));
+		if (get_on(ep, oldfd, d, &v) == 0)
+			(void)apply(ep, d, &v);
+	}
 }
 
 void inet_opt_reapply(struct inet_ep *ep)

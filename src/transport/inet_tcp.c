@@ -17,7 +17,8 @@
  * (TS_DATA_XFER), or T_DISCON_IND with the errno as DISCON_reason
  * (ECONNREFUSED when nobody listens), SEQ_number -1, TS_IDLE.  Connect
  * data is not supported (CDATA_size T_INVALID): data on T_CONN_REQ is
- * TBADDATA.  Options of the request go to inet_assoc_opts.
+ * TBADDATA.  Options of the request (topt_assoc) are applied once the
+ * request is known good, just before the connect.
  *
  * Listening.  A bind with CONIND_number > 0 (capped at TCP_MAXQLEN)
  * makes the socket listen(qlen); the listener is always armed for
@@ -155,7 +156,8 @@
  * tiloop's tl_up), never across a call that may block.  The common
  * part's ep->rx_lock and ep->tx_lock are not used here (nothing of ours
  * nests inside them); inet_assoc_opts takes ep->lock itself, so it is
- * called without it.
+ * called without it (T_CONN_REQ and T_CONN_RES, which hold the lock to
+ * check the request first, call topt_assoc).
  *
  * The I/O thread never waits for a lock of the endpoint: a thread that
  * replaces the socket holds ep->lock (and rlock, wlock) while the
@@ -1725,14 +1727,6 @@ static void tcp_conn_req(struct inet_ep *ep, mblk_t *mp)
 		inet_error_ack(ep, mp, T_CONN_REQ, TSYSERR, ENOMEM);
 		return;
 	}
-	/* (inet_assoc_opts takes the lock itself) */
-	if (r.OPT_length > 0 &&
-	    inet_assoc_opts(ep, tpi_region(mp, r.OPT_offset, r.OPT_length),
-			    (size_t)r.OPT_length) != 0) {
-		freemsg(ok);
-		inet_error_ack(ep, mp, T_CONN_REQ, TBADOPT, 0);
-		return;
-	}
 	inet_lock(ep);
 	if (ep->state != TS_IDLE || ep->qlen > 0) {
 		err = TOUTSTATE;	/* a listener does not call out */
@@ -1751,6 +1745,15 @@ static void tcp_conn_req(struct inet_ep *ep, mblk_t *mp)
 			   r.DEST_length, true, &ss, &sl);
 	if (err != 0)
 		goto fail;
+	/* the connection's options, once the request is known good (a
+	 * refused one changes nothing), on the socket it will use */
+	if (r.OPT_length > 0 &&
+	    topt_assoc(ep->pr->opts, ep,
+		       tpi_region(mp, r.OPT_offset, r.OPT_length),
+		       (size_t)r.OPT_length, ep->priv) != 0) {
+		err = TBADOPT;
+		goto fail;
+	}
 	sock_setup(sock(ep));
 	rc = connect(sock(ep), (struct sockaddr *)&ss, sl);
 	e = rc == 0 ? 0 : errno;
@@ -1842,15 +1845,6 @@ static void tcp_conn_res(struct inet_ep *ep, mblk_t *mp)
 		}
 	}
 	ap = PP(acc);
-	/* (inet_assoc_opts takes the acceptor's lock itself) */
-	if (r.OPT_length > 0 &&
-	    inet_assoc_opts(acc, tpi_region(mp, r.OPT_offset, r.OPT_length),
-			    (size_t)r.OPT_length) != 0) {
-		if (held)
-			inet_token_rele();
-		inet_error_ack(ep, mp, T_CONN_RES, TBADOPT, 0);
-		return;
-	}
 	strlock(&pp->rlock);	/* no accept in flight on the listener */
 	lock2(ep, acc);
 	if (ep->state != TS_WRES_CIND)
@@ -1863,6 +1857,14 @@ static void tcp_conn_res(struct inet_ep *ep, mblk_t *mp)
 		err = TOUTSTATE;
 	if (err == 0 && !pend_has(ep, r.SEQ_number))
 		err = TBADSEQ;
+	/* the connection's options, once the response is known good (a
+	 * refused one changes nothing): remembered by the acceptor, so its
+	 * new socket below gets them too */
+	if (err == 0 && r.OPT_length > 0 &&
+	    topt_assoc(acc->pr->opts, acc,
+		       tpi_region(mp, r.OPT_offset, r.OPT_length),
+		       (size_t)r.OPT_length, acc->priv) != 0)
+		err = TBADOPT;
 	if (err != 0)
 		goto fail;
 	p = pend_take(ep, r.SEQ_number);
@@ -1877,7 +1879,8 @@ static void tcp_conn_res(struct inet_ep *ep, mblk_t *mp)
 	flushq(acc->wq, FLUSHALL);
 	STORE(ap->fin_pending, 0);
 	STORE(ap->wblocked, 0);
-	uerr = inet_socket_adopt(acc, p->fd, fam);
+	uerr = inet_socket_adopt(acc, p->fd, fam,
+				 acc == ep ? 0 : ep->opt_set);
 	strunlock(&ap->wlock);
 	if (uerr != 0) {
 		/* the acceptor kept its socket (switch_socket put it back):
