@@ -356,6 +356,59 @@ static void test_push_beside_link(void)
 	CHECK_RET(close(pl_mux), 0);
 }
 
+/* Links made and undone while data keeps coming up the lower stream:
+ * the mux's lower side finds its link under the mux's lock, and an
+ * unlink forgets it there before freeing it (the sanitizer builds saw
+ * the lower read side use a freed link).  What comes up while linked
+ * reaches the mux stream or is dropped, nothing else. */
+static int ul_w;
+static _Atomic int ul_stop;
+
+static void *ul_writer(void *arg)
+{
+	long bad = 0;
+
+	(void)arg;
+	while (!ul_stop)
+		if (write(ul_w, "u", 1) != 1 && errno != EAGAIN)
+			bad++;
+	return (void *)bad;
+}
+
+static void test_unlink_beside_traffic(void)
+{
+	int m = open_mux(O_NONBLOCK), p[2], id, links = 0;
+	long end = now_ms() + 1000;
+	char buf[256];
+	pthread_t t;
+	void *bad;
+
+	open_pipe(p);
+	ul_w = p[1];
+	CHECK_RET(fcntl(p[1], F_SETFL, O_NONBLOCK), 0);
+	REQUIRE(pthread_create(&t, NULL, ul_writer, NULL) == 0);
+	while (now_ms() < end) {
+		id = ioctl(m, I_LINK, p[0]);
+		CHECK(id > 0);
+		if (id <= 0)
+			break;
+		links++;
+		/* (the writer never stops: a few reads, not a drain) */
+		for (int k = 0; k < 4 && read(m, buf, sizeof(buf)) > 0; k++)
+			;
+		CHECK_RET(ioctl(m, I_UNLINK, id), 0);
+		for (int k = 0; k < 4 && read(p[0], buf, sizeof(buf)) > 0; k++)
+			;
+	}
+	ul_stop = 1;
+	pthread_join(t, &bad);
+	CHECK_EQ((long)bad, 0);
+	CHECK(links > 10);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+	CHECK_RET(close(m), 0);
+}
+
 /* A pipe end linked below a multiplexer, its descriptor closed, then
  * unlinked: it closes then, as its last close would have -- its peer
  * sees the hangup (read 0, write EPIPE), never a freed stream (the
@@ -391,6 +444,7 @@ int main(void)
 	test_close_upper();
 	test_unlink_closed_pipe_end();
 	test_push_beside_link();
+	test_unlink_beside_traffic();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();
 }

@@ -28,7 +28,9 @@ struct mux_upper;
 
 struct mux_lower {
 	struct mux_lower *next;		/* mux_lock */
-	queue_t *lwq;			/* lower write queue (l_qbot) */
+	queue_t *lwq;			/* lower write queue (l_qbot), whose
+					   q_ptr and its read queue's point
+					   here while linked: mux_lock */
 	struct mux_upper *up;		/* mux_lock; NULL when orphaned */
 	int muxid;
 };
@@ -115,8 +117,8 @@ static void mux_ioctl(queue_t *q, mblk_t *mp)
 		l->lwq = lb->l_qbot;
 		l->muxid = lb->l_index;
 		l->up = up;
-		lb->l_qbot->q_ptr = RD(lb->l_qbot)->q_ptr = l;
 		pthread_mutex_lock(&mux_lock);
+		lb->l_qbot->q_ptr = RD(lb->l_qbot)->q_ptr = l;
 		l->next = mux_links;
 		mux_links = l;
 		pthread_mutex_unlock(&mux_lock);
@@ -133,14 +135,17 @@ static void mux_ioctl(queue_t *q, mblk_t *mp)
 		for (pp = &mux_links; (l = *pp) != NULL; pp = &l->next)
 			if (l->muxid == lb->l_index)
 				break;
-		if (l != NULL)
+		if (l != NULL) {
 			*pp = l->next;
+			/* under the lock: the lower side's procedures, which
+			 * may be running now, read q_ptr only under it */
+			lb->l_qbot->q_ptr = RD(lb->l_qbot)->q_ptr = NULL;
+		}
 		pthread_mutex_unlock(&mux_lock);
 		if (l == NULL) {
 			drv_nak(q, mp, EINVAL);
 			return;
 		}
-		lb->l_qbot->q_ptr = RD(lb->l_qbot)->q_ptr = NULL;
 		flushq(lb->l_qbot, FLUSHALL);
 		flushq(RD(lb->l_qbot), FLUSHALL);
 		free(l);
@@ -238,10 +243,13 @@ static int mux_urput(queue_t *q, mblk_t *mp)
 
 static queue_t *upper_rq(queue_t *lq)
 {
-	struct mux_lower *l = lq->q_ptr;
+	struct mux_lower *l;
 	queue_t *rq = NULL;
 
 	pthread_mutex_lock(&mux_lock);
+	/* (freed by an unlink once cleared; the head sets it NULL outside
+	 * our lock when it links) */
+	l = __atomic_load_n(&lq->q_ptr, __ATOMIC_RELAXED);
 	if (l != NULL && l->up != NULL)
 		rq = l->up->rq;
 	pthread_mutex_unlock(&mux_lock);
@@ -305,9 +313,10 @@ static int mux_lrsrv(queue_t *q)
 /* Lower stream drained: the upper write side may go on. */
 static int mux_lwsrv(queue_t *q)
 {
-	struct mux_lower *l = q->q_ptr;
+	struct mux_lower *l;
 
 	pthread_mutex_lock(&mux_lock);
+	l = __atomic_load_n(&q->q_ptr, __ATOMIC_RELAXED);
 	if (l != NULL && l->up != NULL)
 		qenable(WR(l->up->rq));
 	pthread_mutex_unlock(&mux_lock);

@@ -353,7 +353,7 @@ static inline bool reader_wants(const queue_t *q)
 /* Set QENAB under the lock; true if the caller must schedule q. */
 static inline bool enable_locked(queue_t *q)
 {
-	if (q->q_qinfo->qi_srvp == NULL ||
+	if (q_info(q)->qi_srvp == NULL ||
 	    (q->q_flag & (QENAB | QPROCSOFF)))
 		return false;
 	qf_set(q, QENAB);
@@ -368,7 +368,7 @@ void qenable(queue_t *q)
 		str_bad("qenable(NULL)", q);
 		return;
 	}
-	if (q->q_qinfo->qi_srvp == NULL)
+	if (q_info(q)->qi_srvp == NULL)
 		return;
 	qlock(q);
 	sched = enable_locked(q);
@@ -416,9 +416,9 @@ void str_backenable(queue_t *q, unsigned char band)
 	queue_t *bq = backq(q);
 	int hops = 0;
 
-	while (bq != NULL && bq->q_qinfo->qi_srvp == NULL && hops++ < 1024)
+	while (bq != NULL && q_info(bq)->qi_srvp == NULL && hops++ < 1024)
 		bq = backq(bq);
-	if (bq == NULL || bq->q_qinfo->qi_srvp == NULL)
+	if (bq == NULL || q_info(bq)->qi_srvp == NULL)
 		return;
 	STRSTAT(ST_BACKENABLES);
 	qlock(bq);
@@ -1013,7 +1013,7 @@ static inline queue_t *flow_queue(queue_t *q)
 	queue_t *nq;
 	int hops = 0;
 
-	while (q->q_qinfo->qi_srvp == NULL &&
+	while (q_info(q)->qi_srvp == NULL &&
 	       (nq = __atomic_load_n(&q->q_next, __ATOMIC_ACQUIRE)) != NULL &&
 	       hops++ < 1024)
 		q = nq;

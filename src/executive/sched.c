@@ -58,9 +58,11 @@ void str_svc_invoke(queue_t *q)
 	bool again;
 
 	STRSTAT(ST_SVC_RUNS);
-	if (unlikely(q->q_mstat != NULL))
-		__atomic_add_fetch(&q->q_mstat->ms_scnt, 1, __ATOMIC_RELAXED);
-	q->q_qinfo->qi_srvp(q);
+	struct module_stat *ms = q_stat(q);
+
+	if (unlikely(ms != NULL))
+		__atomic_add_fetch(&ms->ms_scnt, 1, __ATOMIC_RELAXED);
+	q_info(q)->qi_srvp(q);
 	qlock(q);
 	__atomic_store_n(&q->q_flag, q->q_flag & ~QINSERVICE,
 			 __ATOMIC_RELAXED);

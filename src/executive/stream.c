@@ -36,23 +36,22 @@ __thread struct stdata *str_frozen_tls STR_TLS_IE;
 
 /* ---- queue pairs ---- */
 
+/* (atomic stores: a linked stream's head queues change procedures while
+ * puts from a pipe's peer or a driver may be reading them, q_info) */
 static void setq_one(queue_t *q, struct qinit *qi)
 {
 	struct module_info *mi = qi->qi_minfo;
 
-	q->q_qinfo = qi;
-	q->q_mstat = qi->qi_mstat;
-	if (mi != NULL) {
-		q->q_minpsz = mi->mi_minpsz;
-		q->q_maxpsz = mi->mi_maxpsz;
-		q->q_hiwat = mi->mi_hiwat;
-		q->q_lowat = mi->mi_lowat;
-	} else {
-		q->q_minpsz = 0;
-		q->q_maxpsz = INFPSZ;
-		q->q_hiwat = 5120;
-		q->q_lowat = 1024;
-	}
+	__atomic_store_n(&q->q_mstat, qi->qi_mstat, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->q_minpsz, mi ? mi->mi_minpsz : 0,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&q->q_maxpsz, mi ? mi->mi_maxpsz : INFPSZ,
+			 __ATOMIC_RELAXED);
+	qlock(q);		/* (putq and getq read the marks under it) */
+	q->q_hiwat = mi ? mi->mi_hiwat : 5120;
+	q->q_lowat = mi ? mi->mi_lowat : 1024;
+	qunlock(q);
+	__atomic_store_n(&q->q_qinfo, qi, __ATOMIC_RELEASE);
 }
 
 void str_setq(queue_t *rq, struct qinit *rinit, struct qinit *winit)

@@ -499,12 +499,26 @@ void str_setq(queue_t *rq, struct qinit *rinit, struct qinit *winit);
 void str_runservice(queue_t *q);
 /* Called inside the perimeter to run the service procedure of q. */
 void str_svc_invoke(queue_t *q);
+/* q's procedures: a linked stream's head queues change theirs under
+ * running puts (str_setq). */
+static inline struct qinit *q_info(queue_t *q)
+{
+	return __atomic_load_n(&q->q_qinfo, __ATOMIC_ACQUIRE);
+}
+
+static inline struct module_stat *q_stat(queue_t *q)
+{
+	return __atomic_load_n(&q->q_mstat, __ATOMIC_RELAXED);
+}
+
 /* Called inside the perimeter to run the put procedure of q. */
 static inline void str_put_invoke(queue_t *q, mblk_t *mp)
 {
-	if (unlikely(q->q_mstat != NULL))
-		__atomic_add_fetch(&q->q_mstat->ms_pcnt, 1, __ATOMIC_RELAXED);
-	q->q_qinfo->qi_putp(q, mp);
+	struct module_stat *ms = q_stat(q);
+
+	if (unlikely(ms != NULL))
+		__atomic_add_fetch(&ms->ms_pcnt, 1, __ATOMIC_RELAXED);
+	q_info(q)->qi_putp(q, mp);
 }
 
 /* put() without entering: the caller is inside an entry. */

@@ -1012,19 +1012,28 @@ static void set_lower_procs(struct sthead *lsh, struct cdevsw *mux, bool on)
 	queue_t *rq = lsh->sh_sd.sd_rq;
 	struct streamtab *st = mux->d_str;
 
+	/* A put that read the old procedures may still run after the
+	 * switch, until the grace period below.  The multiplexer's own
+	 * see q_ptr as the multiplexer sets it (NULL before its I_LINK,
+	 * what its I_UNLINK left), never the head's; the head's do not
+	 * look at q_ptr (they take the stream from q_stream). */
 	if (on) {
+		__atomic_store_n(&rq->q_ptr, NULL, __ATOMIC_RELAXED);
+		__atomic_store_n(&WR(rq)->q_ptr, NULL, __ATOMIC_RELAXED);
 		str_setq(rq, st->st_muxrinit, st->st_muxwinit);
-		rq->q_ptr = WR(rq)->q_ptr = NULL;
 		q_pair(rq)->qp_kind = QP_MUX;
 		q_pair(rq)->qp_mod = mux;
 	} else {
 		str_setq(rq, &sth_rinit, &sth_winit);
-		rq->q_ptr = WR(rq)->q_ptr = lsh;
 		q_pair(rq)->qp_kind = QP_HEAD;
 		q_pair(rq)->qp_mod = NULL;
 	}
 	/* puts that read the old procedures are over after this */
 	str_synchronize();
+	if (!on) {
+		__atomic_store_n(&rq->q_ptr, lsh, __ATOMIC_RELAXED);
+		__atomic_store_n(&WR(rq)->q_ptr, lsh, __ATOMIC_RELAXED);
+	}
 }
 
 /* Send I_LINK/I_UNLINK (cmd) for l down via and wait for the driver's

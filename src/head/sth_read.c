@@ -238,7 +238,7 @@ static void raise_sig(struct sthead *sh, mblk_t *mp)
  * since then would have discarded them. */
 static void rput_run(queue_t *q, mblk_t *first, int n, unsigned key)
 {
-	struct sthead *sh = q->q_ptr;
+	struct sthead *sh = SH(q->q_stream);	/* not q_ptr: set_lower_procs */
 	bool was_empty;
 
 	/* (checked in the queue lock hold: a flush bumps it in its own) */
@@ -260,7 +260,7 @@ static void rput_run(queue_t *q, mblk_t *first, int n, unsigned key)
 
 int strrput(queue_t *q, mblk_t *mp)
 {
-	struct sthead *sh = q->q_ptr;
+	struct sthead *sh = SH(q->q_stream);	/* not q_ptr: set_lower_procs */
 	unsigned char type = mp->b_datap->db_type;
 
 	/* in a batch (batch.c), ordinary band-0 data waits in the thread;

@@ -37,7 +37,7 @@ int strwput(queue_t *q, mblk_t *mp)
 /* Back-enabled: the stream below drained; let the writers go. */
 int strwsrv(queue_t *q)
 {
-	struct sthead *sh = q->q_ptr;
+	struct sthead *sh = SH(q->q_stream);	/* not q_ptr: set_lower_procs */
 	bool band = false;
 
 	qlock(q);
@@ -205,8 +205,10 @@ static void packet_limits(struct sthead *sh, long *minp, long *maxp)
 	queue_t *n = __atomic_load_n(&sh->sh_sd.sd_wq->q_next,
 				     __ATOMIC_ACQUIRE);
 
-	*minp = n ? n->q_minpsz : 0;
-	*maxp = n ? n->q_maxpsz : INFPSZ;
+	/* (atomic: the queue below a pipe end is its peer's head read
+	 * queue, whose limits change when the peer is linked) */
+	*minp = n ? __atomic_load_n(&n->q_minpsz, __ATOMIC_RELAXED) : 0;
+	*maxp = n ? __atomic_load_n(&n->q_maxpsz, __ATOMIC_RELAXED) : INFPSZ;
 }
 
 /*
