@@ -178,6 +178,21 @@ static void test_mixed(void)
 /* POLLOUT on a pipe end follows the other end's read queue: gone at
  * its high water mark (set to 5000 here), back only below its low water
  * mark (1500). */
+/* select() for writing on fd alone, waiting up to ms: its result */
+static int sel_w(int fd, int ms)
+{
+	struct timeval tv = { 0, ms * 1000 };
+	fd_set ws;
+	int r;
+
+	FD_ZERO(&ws);
+	FD_SET(fd, &ws);
+	r = select(fd + 1, NULL, &ws, NULL, &tv);
+	if (r == 1 && !FD_ISSET(fd, &ws))
+		return -2;
+	return r;
+}
+
 static void test_pollout_hysteresis(void)
 {
 	int p[2], n = 0;
@@ -194,6 +209,9 @@ static void test_pollout_hysteresis(void)
 	CHECK_EQ(errno, EAGAIN);
 	CHECK_EQ(n, 5);
 	CHECK_RET(rev1(p[0], POLLOUT | POLLWRNORM), 0);
+	/* select: not writable either (a write would block; that band 1
+	 * could be written, POLLWRBAND, is not select's business) */
+	CHECK_RET(sel_w(p[0], 50), 0);
 	/* the reader drains to 2000 bytes: still >= low water */
 	while (nread(p[1], NULL) > 2) {
 		CHECK_RET(read(p[1], blk, sizeof(blk)), 1000);
@@ -202,9 +220,16 @@ static void test_pollout_hysteresis(void)
 	/* 1000 < 1500: writable again */
 	CHECK_RET(read(p[1], blk, sizeof(blk)), 1000);
 	CHECK_RET(rev1(p[0], POLLOUT | POLLWRNORM), POLLOUT | POLLWRNORM);
+	CHECK_RET(sel_w(p[0], 0), 1);
 	CHECK_RET(write(p[0], blk, sizeof(blk)), 1000);
-	CHECK_RET(close(p[0]), 0);
+	/* full again, then the peer goes: a write fails at once, so
+	 * select says writable */
+	while (write(p[0], blk, sizeof(blk)) == (ssize_t)sizeof(blk))
+		;
+	CHECK_RET(sel_w(p[0], 0), 0);
 	CHECK_RET(close(p[1]), 0);
+	CHECK_RET(sel_w(p[0], 1000), 1);
+	CHECK_RET(close(p[0]), 0);
 }
 
 /* ---- blocking waits ---- */

@@ -738,6 +738,7 @@ static int select_common(int nfds, fd_set *rs, fd_set *ws, fd_set *es,
 			 long ms, const sigset_t *mask, bool *handled)
 {
 	struct pollfd pf[FD_SETSIZE];
+	bool strm[FD_SETSIZE];
 	nfds_t n = 0;
 	bool has = false;
 	int r, count = 0;
@@ -755,8 +756,14 @@ static int select_common(int nfds, fd_set *rs, fd_set *ws, fd_set *es,
 			ev |= POLLPRI;
 		if (ev == 0)
 			continue;
-		if (maybe_stream(fd))
+		strm[n] = maybe_stream(fd);
+		if (strm[n]) {
 			has = true;
+			/* writable: a write() would not block -- band 0's
+			 * room (POLLWRBAND says only that band 1 has some),
+			 * or a hangup or error, which fail it at once */
+			ev &= ~POLLWRBAND;
+		}
 		pf[n].fd = fd;
 		pf[n].events = ev;
 		pf[n].revents = 0;
@@ -785,7 +792,8 @@ static int select_common(int nfds, fd_set *rs, fd_set *ws, fd_set *es,
 			count++;
 		}
 		if (ws && (ev & POLLOUT) &&
-		    (rev & (POLLOUT | POLLWRNORM | POLLWRBAND | POLLERR))) {
+		    (rev & (POLLOUT | POLLWRNORM | POLLWRBAND | POLLERR |
+			    (strm[i] ? POLLHUP : 0)))) {
 			FD_SET(pf[i].fd, ws);
 			count++;
 		}
