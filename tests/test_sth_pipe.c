@@ -225,8 +225,17 @@ static void test_loop(void)
 	}
 	CHECK_EQ(got, n * 1000);
 	CHECK_RET(write(a, blk, sizeof(blk)), 1000);
-	CHECK_RET(close(a), 0);
+	/* full again, then b closes: what a held for b is discarded and
+	 * a is writable again (its writes discarded too) */
+	while (write(a, blk, sizeof(blk)) == (ssize_t)sizeof(blk))
+		;
 	CHECK_RET(close(b), 0);
+	struct pollfd pf = { a, POLLOUT, 0 };
+	CHECK_RET(poll(&pf, 1, 2000), 1);
+	CHECK_EQ(pf.revents, POLLOUT);
+	CHECK_RET(set_nonblock(a, false), 0);
+	CHECK_RET(write(a, blk, sizeof(blk)), 1000);
+	CHECK_RET(close(a), 0);
 	CHECK_RET(close(c), 0);
 	CHECK_RET(close(d), 0);
 }

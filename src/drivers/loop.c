@@ -7,7 +7,9 @@
  * service procedure, back-enabled when its head drains, re-enables the
  * writer's queue).  A clone open takes a free even minor; open
  * /dev/streams/loop/<minor+1> for the other end.  Writing to an end whose
- * partner is not open discards the message.
+ * partner is not open discards the message; so does closing an end with
+ * what its partner's write queue held for it (a writer blocked on that
+ * goes on).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -58,9 +60,15 @@ static int loop_open(queue_t *q, dev_t *devp, int oflag, int sflag,
 static int loop_close(queue_t *q, int oflag, cred_t *cr)
 {
 	uintptr_t m = (uintptr_t)q->q_ptr - 1;
+	queue_t *p;
 
 	pthread_mutex_lock(&loop_lock);
 	__atomic_store_n(&loop_rq[m], NULL, __ATOMIC_RELEASE);
+	/* what the partner holds for us is discarded now, and its writers
+	 * blocked by our full head go on (to be discarded too); it cannot
+	 * close meanwhile: its close takes loop_lock */
+	if ((p = loop_rq[m ^ 1]) != NULL)
+		qenable(WR(p));
 	pthread_mutex_unlock(&loop_lock);
 	q->q_ptr = WR(q)->q_ptr = NULL;
 	return 0;
