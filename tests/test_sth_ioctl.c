@@ -374,7 +374,19 @@ static void test_sig(void)
 	CHECK_RET(write(fd, "quiet", 5), 5);
 	pause_ms(20);
 	CHECK_EQ(sigcount[SIGPOLL], base);
+	CHECK_RET(ioctl(fd, I_FLUSH, FLUSHR), 0);
+	/* a close of any of its descriptors unregisters the process
+	 * (POSIX close()), though another still names the stream */
+	int fd2 = dup(fd);
+	REQUIRE(fd2 >= 0);
+	CHECK_RET(ioctl(fd, I_SETSIG, S_INPUT), 0);
 	CHECK_RET(close(fd), 0);
+	CHECK_ERR(ioctl(fd2, I_GETSIG, &v), EINVAL);
+	base = sigcount[SIGPOLL];
+	CHECK_RET(write(fd2, "quiet", 5), 5);
+	pause_ms(20);
+	CHECK_EQ(sigcount[SIGPOLL], base);
+	CHECK_RET(close(fd2), 0);
 	signal(SIGPOLL, SIG_IGN);
 	signal(SIGURG, SIG_DFL);
 }

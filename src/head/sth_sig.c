@@ -71,6 +71,27 @@ int sth_setsig(struct sthead *sh, int events)
 	return 0;
 }
 
+/* A descriptor of sh was closed: POSIX close() unregisters the calling
+ * process for the stream's SIGPOLL events (even if other descriptors of
+ * the process still name it). */
+void sth_sig_forget(struct sthead *sh)
+{
+	pid_t me = getpid();
+	struct sth_sig **pp, *s;
+
+	if (__atomic_load_n(&sh->sh_sigevents, __ATOMIC_ACQUIRE) == 0)
+		return;
+	pthread_mutex_lock(&sh->sh_lock);
+	for (pp = &sh->sh_sigs; (s = *pp) != NULL; pp = &s->s_next)
+		if (s->s_pid == me) {
+			*pp = s->s_next;
+			free(s);
+			recompute(sh);
+			break;
+		}
+	pthread_mutex_unlock(&sh->sh_lock);
+}
+
 /* In a child just forked (one thread): its copy of a stream is its own,
  * and what arrives there is for it, so the registrations it inherited
  * (its parent's, for the parent's copy) go; it makes its own with

@@ -435,6 +435,7 @@ static inline void sth_changed(struct sthead *sh)
 void sth_sigpoll(struct sthead *sh, int event, int band);
 int sth_setsig(struct sthead *sh, int events);
 int sth_getsig(struct sthead *sh, int *events);
+void sth_sig_forget(struct sthead *sh);
 void sth_sig_atfork_child(struct sthead *sh);
 
 /* ---- sth_restart.c ---- */
