@@ -257,12 +257,58 @@ static void test_two_senders(void)
 	close(r);
 }
 
+/* A T_UNITDATA_REQ sent as M_PCPROTO to a full receiver is held as an
+ * ordinary message: it waits its turn, and the write service procedure
+ * does not run over and over while it waits (a high priority message
+ * put back re-enables its queue at once). */
+static void test_hipri_held(void)
+{
+	int s = open_ep(DEV_CLTS), r = open_ep(DEV_CLTS), n = 0, v = 0;
+	struct T_unitdata_req u = { T_UNITDATA_REQ, 2, 0, 0, 0 };
+	struct strstats a, b;
+	struct tmsg *m = tm_new();
+	struct cbuf cb;
+
+	bind_ok(s, "hs", 0);
+	bind_ok(r, "hr", 0);
+	CHECK_EQ(set_nonblock(s, true), 0);
+	while (send_ud(s, "hr", 2, NULL, 0, &n, sizeof(n)) == 0 && n < 100000)
+		n++;
+	CHECK_EQ(errno, EAGAIN);
+	cb_init(&cb, &u, sizeof(u));
+	cb.p.unitdata_req.DEST_offset = cb_add(&cb, "hr", 2);
+	CHECK_RET(cb_send(s, &cb, &n, sizeof(n), RS_HIPRI), 0);
+	CHECK_RET(streams_stats(&a), 0);
+	pause_ms(100);
+	CHECK_RET(streams_stats(&b), 0);
+	CHECK(b.svc_runs - a.svc_runs < 1000);
+	/* every datagram, the last one last */
+	for (int i = 0; i <= n; i++) {
+		if (!tm_get(r, m, false, WAIT_MS) || m->rc != 0 ||
+		    m->c.prim != T_UNITDATA_IND || m->dlen != sizeof(v)) {
+			fprintf(stderr, "datagram %d of %d: rc %d prim %d "
+				"dlen %d\n", i, n, m->rc, (int)m->c.prim,
+				m->dlen);
+			CHECK(!"a datagram");
+			break;
+		}
+		CHECK_EQ(m->flags, MSG_BAND);
+		memcpy(&v, m->d, sizeof(v));
+		CHECK_EQ(v, i);
+	}
+	CHECK(tm_none(r));
+	tm_free(m);
+	close(s);
+	close(r);
+}
+
 int main(void)
 {
 	test_exchange();
 	test_errors();
 	test_unbind_close();
 	test_two_senders();
+	test_hipri_held();
 	CHECK_EQ(streams_in_use(), 0);
 	T_DONE();
 }

@@ -410,10 +410,24 @@ static void tl_unitdata_req(struct tl_ep *ep, mblk_t *mp)
 		freeb(mp);
 		tl_deliver(dest, ind);
 	} else {
-		mp->b_cont = ind;
-		mp->b_band = 0;
-		if (!putq(ep->wq, mp))
-			freemsg(mp);
+		/* held as an ordinary message, whatever it came as: one sent
+		 * M_PCPROTO would have putbq re-enable this queue for as long
+		 * as the receiver stays full (and overtake those held before) */
+		if (mp->b_datap->db_type != M_PROTO && mp->b_datap->db_ref > 1) {
+			mblk_t *nb = copyb(mp);
+
+			freeb(mp);
+			mp = nb;
+		}
+		if (mp == NULL) {
+			freemsg(ind);
+		} else {
+			mp->b_datap->db_type = M_PROTO;
+			mp->b_cont = ind;
+			mp->b_band = 0;
+			if (!putq(ep->wq, mp))
+				freemsg(mp);
+		}
 	}
 	tl_unlock(ep->ns);
 }
