@@ -215,8 +215,45 @@ static void test_clts(void)
 	close(r);
 }
 
+/* Data written in one band and held in another escaped the flow control
+ * the stream head applies to the band written: expedited data written in
+ * band 0, normal data in band 2.  Each now meets EAGAIN with its peer not
+ * reading, and all of it arrives, in order, once the peer reads. */
+static void test_band_mismatch(t_scalar_t prim, int band)
+{
+	int fds[3], n = 0, len = prim == T_EXDATA_REQ ? 1000 : REC;
+	struct T_data_req r = { prim, 0 };
+	struct strbuf c = { 0, sizeof(r), (char *)&r };
+	char rec[REC];
+	struct strbuf d = { 0, len, rec };
+
+	memset(rec, 'w', sizeof(rec));
+	make_conn(DEV_COTS, "bands", true, fds);
+	CHECK_EQ(set_nonblock(fds[0], true), 0);
+	for (;;) {
+		memcpy(rec, &n, sizeof(n));
+		if (putpmsg(fds[0], &c, &d, band, MSG_BAND) != 0)
+			break;
+		if (++n >= 5000)
+			break;
+	}
+	CHECK_EQ(errno, EAGAIN);
+	CHECK(n < 5000);
+	for (int i = 0; i < n; i++) {
+		memcpy(rec, &i, sizeof(i));
+		if (!expect_data(fds[2], prim == T_EXDATA_REQ ? T_EXDATA_IND
+							       : T_DATA_IND,
+				 0, rec, len))
+			break;
+	}
+	CHECK(tm_none(fds[2]));
+	close_conn(fds);
+}
+
 int main(void)
 {
+	test_band_mismatch(T_EXDATA_REQ, 0);
+	test_band_mismatch(T_DATA_REQ, 2);
 	test_blocking(DEV_COTS);
 	test_blocking(DEV_ORD);
 	test_nonblocking();

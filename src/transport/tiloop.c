@@ -33,9 +33,12 @@
  * waits on the sender's write queue, so the stream head's writer blocks
  * (or gets EAGAIN) once that queue is full.  The receiver's read service
  * procedure passes messages up as its stream head takes them and then
- * enables the waiting senders' write queues.  Expedited data travels in
- * band 1, ahead of normal data on both queues; high priority messages
- * are never held.
+ * enables the waiting senders' write queues.  A message waits in the
+ * band it was written in, whose flow control the stream head's writer
+ * obeys (a writer of band 2, or of expedited data in band 0, is held
+ * back by what it left waiting); it goes up in band 0, or band 1 for
+ * expedited data, which overtakes normal data waiting but no expedited
+ * data; high priority messages are never held.
  *
  * Locking and lifetime -- the rule
  * --------------------------------
@@ -422,9 +425,10 @@ static void tl_unitdata_req(struct tl_ep *ep, mblk_t *mp)
 		if (mp == NULL) {
 			freemsg(ind);
 		} else {
+			/* (in the band it was written in, whose writers
+			 * the stream head holds back by it) */
 			mp->b_datap->db_type = M_PROTO;
 			mp->b_cont = ind;
-			mp->b_band = 0;
 			if (!putq(ep->wq, mp))
 				freemsg(mp);
 		}

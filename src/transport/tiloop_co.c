@@ -171,12 +171,39 @@ static void drop_out(struct tl_ep *ep)
 	ep->tsdu = ep->etsdu = 0;
 }
 
-/* Does ep's write queue hold nothing that band must stay behind? */
+/* The band a data indication goes up in: 1 for expedited data.  (On
+ * the sender's write queue a message waits in the band it was written
+ * in, the band whose flow control the stream head's writer obeyed.) */
+static unsigned char up_band(const mblk_t *mp)
+{
+	t_scalar_t v[2];
+
+	if (mp->b_datap->db_type != M_PROTO || MBLKL(mp) < sizeof(v))
+		return 0;
+	memcpy(v, mp->b_rptr, sizeof(v));
+	return v[0] == T_EXDATA_IND ||
+	       (v[0] == T_OPTDATA_IND && (v[1] & T_ODF_EX)) ? 1 : 0;
+}
+
+/* Does ep's write queue hold nothing that data going up in band must
+ * stay behind (lock held)? */
 static bool wq_clear(struct tl_ep *ep, unsigned char band)
 {
-	mblk_t *first = __atomic_load_n(&ep->wq->q_first, __ATOMIC_RELAXED);
+	mblk_t *mp = __atomic_load_n(&ep->wq->q_first, __ATOMIC_RELAXED);
 
-	return first == NULL || (band > 0 && first->b_band < band);
+	if (band == 0 || mp == NULL)
+		return mp == NULL;
+	for (; mp != NULL; mp = mp->b_next)
+		if (up_band(mp) >= band)
+			return false;
+	return true;
+}
+
+/* Pass held mp to to, in the band it goes up in. */
+static void deliver_held(struct tl_ep *to, mblk_t *mp)
+{
+	mp->b_band = up_band(mp);
+	tl_deliver(to, mp);
 }
 
 /* ---- orderly release ---- */
@@ -215,7 +242,7 @@ static void force(struct tl_ep *ep)
 	mblk_t *mp;
 
 	while ((mp = getq(ep->wq)) != NULL)
-		tl_deliver(ep->peer, mp);
+		deliver_held(ep->peer, mp);
 	if (ep->ordrel != NULL)
 		send_ordrel(ep);
 }
@@ -230,11 +257,11 @@ void tl_co_push(struct tl_ep *ep)
 			continue;
 		}
 		if (mp->b_datap->db_type < QPCTL &&
-		    !tl_can_deliver(ep, ep->peer, mp->b_band)) {
+		    !tl_can_deliver(ep, ep->peer, up_band(mp))) {
 			putbq(ep->wq, mp);
 			return;
 		}
-		tl_deliver(ep->peer, mp);
+		deliver_held(ep->peer, mp);
 	}
 	if (ep->ordrel != NULL && ep->peer != NULL)
 		send_ordrel(ep);
@@ -539,8 +566,10 @@ void tl_co_discon_req(struct tl_ep *ep, mblk_t *mp)
 
 /* ---- data ---- */
 
-/* Send ind (an indication for the peer) now or after what waits. */
-static void tl_send(struct tl_ep *ep, mblk_t *ind)
+/* Send ind (an indication for the peer, going up in its b_band) now, or
+ * after what waits: then it waits in wband, the band it was written in
+ * (so that the writers of that band are held back by it). */
+static void tl_send(struct tl_ep *ep, mblk_t *ind, unsigned char wband)
 {
 	unsigned char band = ind->b_band;
 
@@ -548,9 +577,12 @@ static void tl_send(struct tl_ep *ep, mblk_t *ind)
 		freemsg(ind);
 		return;
 	}
-	if (wq_clear(ep, band) && tl_can_deliver(ep, ep->peer, band))
+	if (wq_clear(ep, band) && tl_can_deliver(ep, ep->peer, band)) {
 		tl_deliver(ep->peer, ind);
-	else if (!putq(ep->wq, ind))
+		return;
+	}
+	ind->b_band = wband;
+	if (!putq(ep->wq, ind))
 		freemsg(ind);
 }
 
@@ -624,6 +656,7 @@ void tl_co_data(struct tl_ep *ep, mblk_t *mp, t_scalar_t prim)
 {
 	const unsigned char *opt;
 	size_t dlen, optlen, *acc, lim;
+	unsigned char wband = mp->b_band;	/* the writer's */
 	bool ex, more;
 	mblk_t *ind;
 
@@ -655,7 +688,7 @@ void tl_co_data(struct tl_ep *ep, mblk_t *mp, t_scalar_t prim)
 		return;
 	}
 	*acc = more ? *acc + dlen : 0;
-	tl_send(ep, ind);
+	tl_send(ep, ind, wband);
 	tl_unlock(ep->ns);
 }
 
