@@ -334,6 +334,28 @@ static void test_band2_held(void)
 	close(r);
 }
 
+/* A sender that never reads its T_UDERROR_INDs: those past its read
+ * queue's high water mark are dropped, not kept without bound; it is
+ * told of the first ones and works on. */
+static void test_uderror_bounded(void)
+{
+	int s = open_ep(DEV_CLTS), r = open_ep(DEV_CLTS), n = 0;
+	struct strstats a, b;
+
+	bind_ok(s, "us", 0);
+	bind_ok(r, "ur", 0);
+	CHECK_RET(streams_stats(&a), 0);
+	for (int i = 0; i < 20000; i++)
+		CHECK_RET(send_ud(s, "nobody", 6, NULL, 0, &i, sizeof(i)), 0);
+	CHECK_RET(streams_stats(&b), 0);
+	CHECK(b.mblk_inuse - a.mblk_inuse < 5000);
+	expect_uderr(s, "nobody", 6, false, ECONNREFUSED);
+	CHECK_RET(send_ud(s, "ur", 2, NULL, 0, &n, sizeof(n)), 0);
+	expect_seq(r, 1);
+	close(s);
+	close(r);
+}
+
 int main(void)
 {
 	test_exchange();
@@ -342,6 +364,7 @@ int main(void)
 	test_two_senders();
 	test_hipri_held();
 	test_band2_held();
+	test_uderror_bounded();
 	CHECK_EQ(streams_in_use(), 0);
 	T_DONE();
 }

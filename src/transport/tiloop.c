@@ -317,6 +317,13 @@ static void tl_uderror(struct tl_ep *ep, mblk_t *req, t_scalar_t etype)
 	size_t dl, ol, off = sizeof(u);
 	mblk_t *bp;
 
+	/* as UDP's: a sender that leaves its errors unread loses those past
+	 * its read queue's high water mark (nothing holds it back: each
+	 * failed datagram is done with at once) */
+	if (!bcanput(ep->rq, 0)) {
+		freemsg(req);
+		return;
+	}
 	memcpy(&r, req->b_rptr, sizeof(r));
 	dest = tpi_region(req, r.DEST_offset, r.DEST_length);
 	opt = tpi_region(req, r.OPT_offset, r.OPT_length);
