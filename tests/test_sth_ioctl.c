@@ -391,6 +391,33 @@ static void test_sig(void)
 	signal(SIGURG, SIG_DFL);
 }
 
+/* S_WRBAND: a band that was full (a pipe end's writer of band 1 met
+ * EAGAIN) has room again once the other end drains. */
+static void test_sig_wrband(void)
+{
+	int p[2], n = 0, base;
+	char buf[1024];
+	struct strbuf d = { 0, sizeof(buf), buf };
+
+	catch_sig(SIGPOLL, true);
+	open_pipe(p);
+	memset(buf, 'b', sizeof(buf));
+	CHECK_RET(set_nonblock(p[0], true), 0);
+	CHECK_RET(set_nonblock(p[1], true), 0);
+	CHECK_RET(ioctl(p[0], I_SETSIG, S_WRBAND), 0);
+	while (putpmsg(p[0], NULL, &d, 1, MSG_BAND) == 0 && n < 10000)
+		n++;
+	CHECK_EQ(errno, EAGAIN);
+	base = sigcount[SIGPOLL];
+	while (read(p[1], buf, sizeof(buf)) > 0)
+		;
+	CHECK(wait_sig(SIGPOLL, base + 1, 2000));
+	CHECK_RET(putpmsg(p[0], NULL, &d, 1, MSG_BAND), 0);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+	signal(SIGPOLL, SIG_IGN);
+}
+
 static void test_erropt(void)
 {
 	int fd = open_tm(O_NONBLOCK), v;
@@ -862,6 +889,7 @@ int main(void)
 	test_options();
 	test_queries();
 	test_sig();
+	test_sig_wrband();
 	test_erropt();
 	test_anchor();
 	test_anchor_beside_pops();

@@ -424,7 +424,10 @@ void str_backenable(queue_t *q, unsigned char band)
 	qlock(bq);
 	if (band == 0) {
 		qf_set(bq, QBACK);
-	} else if (band <= bq->q_nband) {
+	} else if (qband_alloc(bq, band)) {
+		/* (made now if need be: the stream head queues nothing on
+		 * its write queue, yet its service procedure must tell a
+		 * band's relief, S_WRBAND, from band 0's) */
 		qbf_set(&bq->q_bandp[band - 1], QB_BACK);
 	}
 	bool sched = enable_locked(bq);
