@@ -717,8 +717,25 @@ static void test_signals(void)
 	CHECK_EQ(sigcount[SIGUSR1], base);
 	CHECK_RET(read(fd, buf, sizeof(buf)), 3);
 	CHECK_MEM(buf, "two", 3);
-	CHECK_ERR(read(fd, buf, sizeof(buf)), EAGAIN);	/* meets the M_SIG */
+	/* raised by the read that brought it to the front, not left for
+	 * the next one; poll sees nothing to read */
 	CHECK(wait_sig(SIGUSR1, base + 1, 2000));
+	struct pollfd pf = { fd, POLLIN, 0 };
+	CHECK_RET(poll(&pf, 1, 0), 0);
+	CHECK_ERR(read(fd, buf, sizeof(buf)), EAGAIN);
+	/* the same for getmsg */
+	CHECK_RET(sendup_data(fd, "g", 0, 0), 0);
+	CHECK_RET(sendup_bytes(fd, M_SIG, 1, SIGUSR1, 0), 0);
+	base = sigcount[SIGUSR1];
+	{
+		struct strbuf d = { sizeof(buf), 0, buf };
+		int fl = 0;
+
+		CHECK_RET(getmsg(fd, NULL, &d, &fl), 0);
+		CHECK_EQ(d.len, 1);
+	}
+	CHECK(wait_sig(SIGUSR1, base + 1, 2000));
+	CHECK_RET(poll(&pf, 1, 0), 0);
 	CHECK_RET(ioctl(fd, I_SRDOPT, RNORM), 0);
 	/* S_RDBAND: a band message that goes to the front, ahead of
 	 * queued band-0 data, signals too (only into an empty queue did) */

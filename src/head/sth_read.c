@@ -233,6 +233,38 @@ static void raise_sig(struct sthead *sh, mblk_t *mp)
 		kill(getpid(), sig);
 }
 
+static bool is_msig(const mblk_t *mp, void *arg)
+{
+	(void)arg;
+	return mp->b_datap->db_type == M_SIG;
+}
+
+/* M_SIGs that have come to the front, the reader having taken what was
+ * before them (rlock held): raised now, as SVR4's strread and strgetmsg
+ * do after each message -- not when a later read meets them, and not
+ * seen by poll as something to read meanwhile. */
+static __attribute__((noinline)) void sig_front_slow(struct sthead *sh)
+{
+	queue_t *q = sh->sh_sd.sd_rq;
+	bool nonempty;
+	mblk_t *mp;
+
+	if (sth_rcache_any(sh))
+		return;
+	while ((mp = str_getq_if(q, is_msig, NULL, &nonempty, NULL)) != NULL) {
+		raise_sig(sh, mp);
+		freemsg(mp);
+	}
+}
+
+static inline void sig_front(struct sthead *sh)
+{
+	/* (q_nodd 0: only plain band-0 data queued, the usual case) */
+	if (unlikely(__atomic_load_n(&sh->sh_sd.sd_rq->q_nodd,
+				     __ATOMIC_RELAXED) != 0))
+		sig_front_slow(sh);
+}
+
 /* A batch's run of ordinary messages (batch.c): queued, and the readers
  * woken, once.  key is sh_rflushgen when they came: a read-side flush
  * since then would have discarded them. */
@@ -1535,6 +1567,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 		break;
 	}
 done:
+	sig_front(sh);
 	rlock_release(sh);
 out_noread:
 	sth_changed(sh);
@@ -1930,6 +1963,7 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 	if (counted)
 		__atomic_sub_fetch(&sh->sh_rwaiters, 1, __ATOMIC_ACQ_REL);
 done:
+	sig_front(sh);
 	rlock_release(sh);
 out_noread:
 	sth_changed(sh);
