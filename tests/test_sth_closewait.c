@@ -109,8 +109,12 @@ static void round1(int kind, unsigned delay_us, int *early)
 		CHECK_EQ(c.err, ENXIO);
 		break;
 	case K_WRITE:
-		CHECK_EQ(c.r, -1);
-		CHECK_EQ(c.err, EPIPE);
+		/* EPIPE, or done: the peer's close drained the queue it
+		 * waited on (the data gone with it) before its hangup */
+		if (c.r != 64) {
+			CHECK_EQ(c.r, -1);
+			CHECK_EQ(c.err, EPIPE);
+		}
 		break;
 	}
 }
