@@ -352,6 +352,61 @@ static void cleanup(void)
 	rmdir(dir);
 }
 
+/* fattach needs the caller to own the file (EPERM) and the owner to be
+ * able to write it (EACCES), unless privileged; fdetach needs ownership
+ * too.  As root, checked in a child made "nobody"; as anyone else, with
+ * a file root owns. */
+static int perm_child(void)
+{
+	char own[] = "/tmp/test_sth_fattach_ownXXXXXX";
+	int p[2], f;
+
+	if (s_pipe(p) != 0)
+		return 1;
+	errno = 0;
+	HCHECK(fattach(p[0], file1) == -1 && errno == EPERM);
+	f = mkstemp(own);
+	HCHECK(f >= 0);
+	if (f < 0)
+		return 1;
+	HCHECK(fchmod(f, 0444) == 0);
+	errno = 0;
+	HCHECK(fattach(p[0], own) == -1 && errno == EACCES);
+	HCHECK(fchmod(f, 0644) == 0);
+	HCHECK(fattach(p[0], own) == 0);
+	HCHECK(fdetach(own) == 0);
+	close(f);
+	unlink(own);
+	close(p[0]);
+	close(p[1]);
+	return bad;
+}
+
+static void test_permissions(void)
+{
+	int p[2], st = -1;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		open_pipe(p);
+		CHECK_ERR(fattach(p[0], "/etc/passwd"), EPERM);
+		CHECK_RET(close(p[0]), 0);
+		CHECK_RET(close(p[1]), 0);
+		return;
+	}
+	CHECK_RET(chmod(file1, 0666), 0);	/* (root's, open to all) */
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		if (setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(2);
+		_exit(perm_child() ? 1 : 0);
+	}
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_RET(chmod(file1, 0600), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "--helper") == 0)
@@ -368,6 +423,7 @@ int main(int argc, char **argv)
 	test_shared();
 	test_early_reader();
 	test_connld();
+	test_permissions();
 	CHECK_EQ(streams_in_use(), 0);
 	/* nothing remains */
 	CHECK_EQ(registry_entries(), 0);

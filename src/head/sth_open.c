@@ -541,6 +541,27 @@ static int path_exists(const char *path)
 	return stat(path, &st) == 0 ? 0 : errno;
 }
 
+/* fattach's and fdetach's permission (XSI): the caller must own path
+ * or be privileged (EPERM), and fattach needs the owner's write
+ * permission too (EACCES); else path_exists's answer. */
+static int path_may(const char *path, bool attach)
+{
+	struct stat st;
+	uid_t me = geteuid();
+
+	if (path[0] == '\0')
+		return ENOENT;
+	if (stat(path, &st) != 0)
+		return errno;
+	if (me == 0)
+		return 0;
+	if (st.st_uid != me)
+		return EPERM;
+	if (attach && !(st.st_mode & S_IWUSR))
+		return EACCES;
+	return 0;
+}
+
 int fattach(int fd, const char *upath)
 {
 	char *path;
@@ -571,7 +592,7 @@ static int fattach_path(int fd, const char *path)
 	sh = f->f_sh;
 	sth_hold(sh);
 	str_exit(t);
-	if ((err = path_exists(path)) != 0) {
+	if ((err = path_may(path, true)) != 0) {
 		sth_rele(sh);
 		return sth_err(err);
 	}
@@ -604,6 +625,16 @@ static int fattach_path(int fd, const char *path)
 	/* the name holds the stream open, as an open would (fdetach then
 	 * is its last close if no descriptor is left) */
 	sth_plumb_lock(sh);
+	if (sh_flags(sh) & STRCLOSED) {
+		/* its last close came first: the descriptor is gone */
+		sth_plumb_unlock(sh);
+		pthread_mutex_unlock(&sth_names_lock);
+		sth_fattach_unpublish(path);
+		free(n->n_path);
+		free(n);
+		sth_rele(sh);
+		return sth_err(EBADF);
+	}
 	if (sh->sh_opens++ == 0)
 		sth_hold(sh);
 	sth_plumb_unlock(sh);
@@ -634,6 +665,8 @@ static int fdetach_path(const char *path)
 	struct sth_name **pp, *n;
 	int err;
 
+	if (path_may(path, false) == EPERM)
+		return sth_err(EPERM);
 	pthread_mutex_lock(&sth_names_lock);
 	for (pp = &sth_names; (n = *pp) != NULL; pp = &n->n_next) {
 		if (n->n_sh != NULL && strcmp(n->n_path, path) == 0) {
