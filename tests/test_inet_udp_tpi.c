@@ -235,6 +235,30 @@ static void test_dev(const char *dev)
 	n = rcv_ind(B, &port, buf, sizeof(buf));
 	CHECK(n == 4 && memcmp(buf, "four", 4) == 0);
 	CHECK_EQ(port, ntohs(aa.sin_port));
+	/* T_OPTDATA_REQ: its options go with the datagram, checked as a
+	 * T_UNITDATA_REQ's are (malformed: T_UDERROR_IND, not sent) */
+	{
+		struct {
+			struct t_opthdr h;
+			t_uscalar_t v;
+		} o = { { sizeof(o), INET_IP, T_IP_TTL, 0 }, 7 };
+
+		FM_STRUCT(&m, T_optdata_req, 0, T_OPTDATA_REQ, 0, 0, 0);
+		FM_REG(&m, T_optdata_req, OPT_length, OPT_offset, &o,
+		       sizeof(o));
+		REQUIRE(fm_write(A, fm_data(&m, "five", 4)) == 0);
+		n = rcv_ind(B, &port, buf, sizeof(buf));
+		CHECK(n == 4 && memcmp(buf, "five", 4) == 0);
+		o.h.len = 64;		/* longer than the buffer */
+		FM_STRUCT(&m, T_optdata_req, 0, T_OPTDATA_REQ, 0, 0, 0);
+		FM_REG(&m, T_optdata_req, OPT_length, OPT_offset, &o,
+		       sizeof(o));
+		REQUIRE(fm_write(A, fm_data(&m, "six", 3)) == 0);
+		REQUIRE(fm_read(A, &a, 3000) == 0);
+		CHECK(fm_equal(&a, fm_uderror_ind(&want, NULL, 0, NULL, 0,
+						  ENOPROTOOPT)));
+		CHECK_EQ(fm_read(B, &a, 200), -1);	/* not sent */
+	}
 	/* C's datagram does not reach a connected A; B's does */
 	REQUIRE(fm_write(C, fm_data(fm_unitdata_req(&m, &aa, sizeof(aa),
 						    NULL, 0), "nope", 4)) == 0);

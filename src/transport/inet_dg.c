@@ -1275,11 +1275,14 @@ static void dg_discon_req(struct inet_ep *ep, mblk_t *mp)
 	flush_owed(ep);
 }
 
-/* T_DATA_REQ (or M_DATA) on a connected endpoint: one datagram to the
- * peer, sent as a T_UNITDATA_REQ without a destination would be. */
+/* T_DATA_REQ, T_OPTDATA_REQ (or M_DATA) on a connected endpoint: one
+ * datagram to the peer, sent as a T_UNITDATA_REQ without a destination
+ * (and with T_OPTDATA_REQ's options) would be. */
 static void dg_data_req(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 {
 	struct T_unitdata_req u = { T_UNITDATA_REQ, 0, 0, 0, 0 };
+	const unsigned char *opt = NULL;
+	size_t olen = 0;
 	mblk_t *bp;
 
 	if (__atomic_load_n(&ep->state, __ATOMIC_ACQUIRE) != TS_DATA_XFER ||
@@ -1287,10 +1290,28 @@ static void dg_data_req(struct inet_ep *ep, mblk_t *mp, t_scalar_t prim)
 		tpi_fatal(ep->wq, mp, EPROTO);
 		return;
 	}
-	if ((bp = tpi_proto(sizeof(u), M_PROTO)) == NULL) {
+	if (prim == T_OPTDATA_REQ) {
+		struct T_optdata_req od;
+
+		memcpy(&od, mp->b_rptr, sizeof(od));
+		olen = (size_t)od.OPT_length;
+		opt = tpi_region(mp, od.OPT_offset, od.OPT_length);
+		/* no expedited data on a datagram endpoint */
+		if ((od.DATA_flag & T_ODF_EX) || (olen > 0 && opt == NULL)) {
+			tpi_fatal(ep->wq, mp, EPROTO);
+			return;
+		}
+	}
+	/* (the options right after the primitive: 20 bytes, aligned) */
+	if ((bp = tpi_proto(sizeof(u) + olen, M_PROTO)) == NULL) {
 		freemsg(mp);
 		INET_COUNT(ep, tx_drops, 1);
 		return;
+	}
+	if (olen > 0) {
+		u.OPT_length = (t_scalar_t)olen;
+		u.OPT_offset = (t_scalar_t)sizeof(u);
+		memcpy(bp->b_rptr + sizeof(u), opt, olen);
 	}
 	memcpy(bp->b_rptr, &u, sizeof(u));
 	if (prim == -1) {		/* plain M_DATA */
