@@ -554,6 +554,21 @@ static void test_options(void)
 		  0);
 	CHECK_EQ(fl, T_NOTSUPPORT);
 	CHECK_RET(t_close(fd), 0);
+	/* UDP_CHECKSUM off: IPv4 only (IPv6 always has it) */
+	{
+		struct sockaddr_storage a;
+		struct iopt c = { { sizeof(c), INET_UDP, T_UDP_CHECKSUM, 0 },
+				  T_NO };
+
+		fd = open_bound(&a);
+		CHECK_RET(optmgmt(fd, T_NEGOTIATE, &c, sizeof(c), &r,
+				  sizeof(r), &fl), 0);
+		CHECK_EQ(fl, fam == AF_INET6 ? T_FAILURE : T_SUCCESS);
+		CHECK_RET(optmgmt(fd, T_CURRENT, &c, sizeof(c), &r,
+				  sizeof(r), &fl), 0);
+		CHECK_EQ(r.v, fam == AF_INET6 ? T_YES : T_NO);
+		CHECK_RET(t_close(fd), 0);
+	}
 }
 
 /* ---- options given with one datagram ----

@@ -24,7 +24,8 @@
  *   INET_IP		IP_OPTIONS, IP_TOS (IPV6_TCLASS on IPv6), IP_TTL
  *			(IPV6_UNICAST_HOPS), IP_REUSEADDR (SO_REUSEADDR),
  *			IP_DONTROUTE, IP_BROADCAST (SO_*)
- *   INET_UDP		UDP_CHECKSUM (SO_NO_CHECK inverted; IPv4)
+ *   INET_UDP		UDP_CHECKSUM (SO_NO_CHECK inverted; IPv4: IPv6 has
+ *			it always, T_NO fails there)
  *   INET_TCP		TCP_NODELAY, TCP_MAXSEG (read-only: the segment
  *			size in use), TCP_KEEPALIVE (SO_KEEPALIVE and
  *			TCP_KEEPIDLE: kp_timeout is in minutes, at most 546)
@@ -201,6 +202,11 @@ static int get_on(struct inet_ep *ep, int fd, const struct topt_def *d,
 	int level, name, x;
 	bool inv;
 
+	if (d->level == INET_UDP && d->name == T_UDP_CHECKSUM && v6(ep)) {
+		v->i = T_YES;
+		return 0;
+	}
+
 	if (int_opt(ep, d, &level, &name, &inv)) {
 		if (geti(fd, level, name, &x) < 0)
 			return -1;
@@ -267,6 +273,10 @@ static t_uscalar_t apply(struct inet_ep *ep, const struct topt_def *d,
 	int level, name, x;
 	bool inv;
 
+	/* UDP over IPv6 always has its checksum (RFC 8200; Linux ignores
+	 * SO_NO_CHECK there) */
+	if (d->level == INET_UDP && d->name == T_UDP_CHECKSUM && v6(ep))
+		return v->i == T_YES ? T_SUCCESS : T_FAILURE;
 	if (int_opt(ep, d, &level, &name, &inv)) {
 		int want = d->type == TOPT_BOOL ?
 			   ((v->i == T_YES) != inv) : (int)v->i;
