@@ -361,6 +361,22 @@ static void test_err_hup(void)
 	CHECK_EQ(out[0].events & (EPOLLOUT | EPOLLHUP), EPOLLHUP);
 	CHECK_RET(close(ep), 0);
 	CHECK_RET(close(p[1]), 0);
+	/* and with an error before the hangup (POLLERR asks the mirror to
+	 * be writable: not with the hangup) */
+	open_pipe(p);
+	CHECK_RET(ioctl(p[1], I_PUSH, "testmod"), 0);
+	ep = epoll_create1(0);
+	REQUIRE(ep >= 0);
+	ev.data.fd = p[1];
+	CHECK_RET(epoll_ctl(ep, EPOLL_CTL_ADD, p[1], &ev), 0);
+	CHECK_RET(sendup_bytes(p[1], M_ERROR, 1, EIO, 0), 0);
+	CHECK_RET(close(p[0]), 0);
+	pause_ms(20);
+	CHECK_RET(rev1(p[1], POLLIN | POLLOUT) & (POLLOUT | POLLHUP), POLLHUP);
+	CHECK_RET(epoll_wait(ep, out, 2, 1000), 1);
+	CHECK_EQ(out[0].events & (EPOLLOUT | EPOLLHUP), EPOLLHUP);
+	CHECK_RET(close(ep), 0);
+	CHECK_RET(close(p[1]), 0);
 }
 
 /* ---- epoll ---- */

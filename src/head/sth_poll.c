@@ -91,8 +91,10 @@ static int mirror_want(struct sthead *sh)
 		want |= MIR_OUT;
 	if (ev & POLLHUP)
 		want |= MIR_HUP | MIR_IN;
+	/* (writable for an error -- never with a hangup, which POLLOUT
+	 * excludes) */
 	if (ev & (POLLERR | POLLNVAL))
-		want |= MIR_IN | MIR_OUT;
+		want |= MIR_IN | ((ev & POLLHUP) ? 0 : MIR_OUT);
 	return want;
 }
 
