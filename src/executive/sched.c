@@ -59,10 +59,14 @@ void str_svc_invoke(queue_t *q)
 
 	STRSTAT(ST_SVC_RUNS);
 	struct module_stat *ms = q_stat(q);
+	/* (none: the queue was enabled under procedures since replaced by
+	 * ones without, a linked stream's head queue given back) */
+	int (*srv)(queue_t *) = q_info(q)->qi_srvp;
 
 	if (unlikely(ms != NULL))
 		__atomic_add_fetch(&ms->ms_scnt, 1, __ATOMIC_RELAXED);
-	q_info(q)->qi_srvp(q);
+	if (likely(srv != NULL))
+		srv(q);
 	qlock(q);
 	__atomic_store_n(&q->q_flag, q->q_flag & ~QINSERVICE,
 			 __ATOMIC_RELAXED);
