@@ -15,6 +15,7 @@
  *
  * STREAMS_SPIN_US is raised to 3 ms so that the close lands inside the
  * spin in most rounds; each round checks the call's result exactly.
+ * Then a dup racing a close of the descriptor it copies.
  */
 #include "sth.h"
 
@@ -134,6 +135,50 @@ static void test_close_beside_wait(void)
 	CHECK_EQ(streams_in_use(), base);
 }
 
+/* dup beside a close of the descriptor it copies: the copy names the
+ * stream, held (its hold was taken before the kernel's dup, never from
+ * zero after it: ASan saw the stream freed under the new number), or
+ * the dup failed; the stream closes once, after its last descriptor. */
+static int dc_fd;
+
+static void *dc_close(void *arg)
+{
+	(void)arg;
+	close(dc_fd);
+	return NULL;
+}
+
+static void test_dup_beside_close(void)
+{
+	long base = streams_in_use();
+	int named = 0;
+
+	for (int i = 0; i < 400; i++) {
+		pthread_t t;
+		char b[4];
+		int d;
+
+		dc_fd = open("/dev/streams/clone/echo", O_RDWR);
+		REQUIRE(dc_fd >= 0);
+		REQUIRE(pthread_create(&t, NULL, dc_close, NULL) == 0);
+		d = dup(dc_fd);
+		pthread_join(t, NULL);
+		if (d < 0) {
+			CHECK_EQ(errno, EBADF);
+			continue;
+		}
+		if (isastream(d) == 1) {
+			named++;
+			CHECK_RET(write(d, "dc", 2), 2);
+			CHECK_RET(read(d, b, sizeof(b)), 2);
+		}
+		CHECK_RET(close(d), 0);
+	}
+	printf("dup beside close: the copy named the stream %d times of 400\n",
+	       named);
+	CHECK_EQ(streams_in_use(), base);
+}
+
 int main(void)
 {
 	/* before the library's first spin reads it */
@@ -141,6 +186,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	th_mark();
 	test_close_beside_wait();
+	test_dup_beside_close();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();
 }

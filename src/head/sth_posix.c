@@ -314,51 +314,72 @@ int close_range(unsigned int first, unsigned int last, int flags)
 	return r;
 }
 
-/* newfd now names what fd names (after the kernel's dup). */
-static void dup_note(int fd, int newfd)
+/* The open file fd names, held for a dup of fd about to be made: NULL
+ * when fd names no stream, or its last close is under way (a hold taken
+ * after the kernel's dup could rise from zero, and the new number would
+ * name a file freed under it). */
+static struct sth_file *dup_hold(int fd)
 {
-	struct strthread *t;
-	struct sth_file *old, *f, *stale = NULL;
+	struct strthread *t = str_enter();
+	struct sth_file *f = sth_lookup(fd);
 
-	if (newfd < 0 || newfd == fd)
-		return;
-	old = sth_fd_remove(newfd);	/* what newfd named before */
-	t = str_enter();
-	f = sth_lookup(fd);
-	if (f != NULL)
-		(void)sth_fd_install(newfd, f, &stale);
+	if (f != NULL && !sth_file_tryhold(f))
+		f = NULL;
 	str_exit(t);
+	return f;
+}
+
+/* After the kernel's dup of fd (newfd, or -1): newfd names f (fd's open
+ * file, held by dup_hold, or NULL); the hold is let go. */
+static void dup_note(int fd, int newfd, struct sth_file *f)
+{
+	struct sth_file *old = NULL, *stale = NULL;
+
+	if (newfd >= 0 && newfd != fd) {
+		old = sth_fd_remove(newfd);	/* what newfd named before */
+		if (f != NULL)
+			(void)sth_fd_install(newfd, f, &stale);
+	}
+	sth_file_rele(f);
 	sth_file_rele(old);
 	sth_file_rele(stale);
 }
 
 int dup(int fd)
 {
+	struct sth_file *f = maybe_stream(fd) ? dup_hold(fd) : NULL;
 	int r = REAL(dup)(fd);
 
-	if (r >= 0 && maybe_stream(fd))
-		dup_note(fd, r);
+	if (f != NULL) {
+		int e = errno;
+		dup_note(fd, r, f);
+		errno = e;
+	}
+	return r;
+}
+
+static int dup_to(int fd, int newfd, int flags, bool three)
+{
+	bool involved = maybe_stream(fd) || maybe_stream(newfd);
+	struct sth_file *f = involved ? dup_hold(fd) : NULL;
+	int r = three ? REAL(dup3)(fd, newfd, flags) : REAL(dup2)(fd, newfd);
+
+	if (involved) {
+		int e = errno;
+		dup_note(fd, r, f);
+		errno = e;
+	}
 	return r;
 }
 
 int dup2(int fd, int newfd)
 {
-	bool involved = maybe_stream(fd) || maybe_stream(newfd);
-	int r = REAL(dup2)(fd, newfd);
-
-	if (r >= 0 && involved)
-		dup_note(fd, r);
-	return r;
+	return dup_to(fd, newfd, 0, false);
 }
 
 int dup3(int fd, int newfd, int flags)
 {
-	bool involved = maybe_stream(fd) || maybe_stream(newfd);
-	int r = REAL(dup3)(fd, newfd, flags);
-
-	if (r >= 0 && involved)
-		dup_note(fd, r);
-	return r;
+	return dup_to(fd, newfd, flags, true);
 }
 
 static int fcntl_common(int fd, int cmd, long arg)
@@ -372,9 +393,13 @@ static int fcntl_common(int fd, int cmd, long arg)
 	switch (cmd) {
 	case F_DUPFD:
 	case F_DUPFD_CLOEXEC:
+		f = dup_hold(fd);
 		r = REAL(fcntl)(fd, cmd, arg);
-		if (r >= 0)
-			dup_note(fd, r);
+		if (f != NULL) {
+			int e = errno;
+			dup_note(fd, r, f);
+			errno = e;
+		}
 		return r;
 	case F_GETFL:
 		t = str_enter();
