@@ -53,6 +53,7 @@ typedef int (*pselect_fn)(int, fd_set *, fd_set *, fd_set *,
 typedef int (*epoll_ctl_fn)(int, int, int, struct epoll_event *);
 typedef int (*fclose_fn)(FILE *);
 typedef int (*close_range_fn)(unsigned int, unsigned int, int);
+typedef void (*closefrom_fn)(int);
 
 static poll_fn real_poll;
 static ppoll_fn real_ppoll;
@@ -61,6 +62,7 @@ static pselect_fn real_pselect;
 static epoll_ctl_fn real_epoll_ctl;
 static fclose_fn real_fclose;
 static close_range_fn real_close_range;
+static closefrom_fn real_closefrom;
 
 /* ---- raw system call fallbacks (no dlsym: a static program) ---- */
 
@@ -148,6 +150,7 @@ static void resolve(void)
 	real_epoll_ctl = next_sym("epoll_ctl", (void *)raw_epoll_ctl);
 	real_fclose = next_sym("fclose", NULL);
 	real_close_range = next_sym("close_range", NULL);
+	real_closefrom = next_sym("closefrom", NULL);
 }
 
 extern void (*str_shutdown_stream)(struct stdata *);
@@ -292,26 +295,96 @@ int fclose(FILE *fp)
 	return r;
 }
 
+/* The streams named in [first, last], forgotten as close does before
+ * the kernel's close (so that a number given out again at once is never
+ * found naming a stream); released by range_release after it. */
+struct range {
+	struct sth_file **f;
+	size_t n, cap;
+};
+
+static void range_forget(unsigned int first, unsigned int last,
+			 struct range *rg)
+{
+	unsigned int cap = (unsigned int)__atomic_load_n(&sth_fdcap,
+							 __ATOMIC_ACQUIRE);
+
+	rg->f = NULL;
+	rg->n = rg->cap = 0;
+	for (unsigned int fd = first; fd <= last && fd < cap; fd++) {
+		struct sth_file *f = sth_fd_remove((int)fd);
+
+		if (f == NULL)
+			continue;
+		if (rg->n == rg->cap) {
+			size_t c = rg->cap ? rg->cap * 2 : 16;
+			void *m = realloc(rg->f, c * sizeof(*rg->f));
+
+			if (m == NULL) {	/* let it go now, then */
+				sth_file_rele(f);
+				continue;
+			}
+			rg->f = m;
+			rg->cap = c;
+		}
+		rg->f[rg->n++] = f;
+	}
+}
+
+static void range_release(struct range *rg)
+{
+	int e = errno;
+
+	for (size_t i = 0; i < rg->n; i++)
+		sth_file_rele(rg->f[i]);
+	free(rg->f);
+	errno = e;
+}
+
+/*
+ * CLOSE_RANGE_CLOEXEC closes nothing now; CLOSE_RANGE_UNSHARE closes the
+ * range in the caller's private copy of the descriptor table only (the
+ * process's other threads keep theirs, and the streams with them), so
+ * both go to the kernel leaving the streams named.  Arguments the kernel
+ * refuses are refused first, the streams untouched.
+ */
 int close_range(unsigned int first, unsigned int last, int flags)
 {
+	struct range rg;
 	int r;
 
 	if (real_close_range == NULL)
 		sth_posix_init();
-	if (!(flags & CLOSE_RANGE_CLOEXEC)) {
-		int cap = __atomic_load_n(&sth_fdcap, __ATOMIC_ACQUIRE);
-		for (unsigned int fd = first; fd <= last && fd < (unsigned)cap;
-		     fd++) {
-			struct sth_file *f = sth_fd_remove((int)fd);
-			if (f != NULL)
-				sth_file_rele(f);
-		}
-	}
+	if ((flags & ~(CLOSE_RANGE_CLOEXEC | CLOSE_RANGE_UNSHARE)) ||
+	    first > last)
+		return sth_err(EINVAL);
+	if (flags != 0)
+		rg.n = 0, rg.f = NULL;
+	else
+		range_forget(first, last, &rg);
 	if (real_close_range != NULL)
 		r = real_close_range(first, last, flags);
 	else
 		r = (int)syscall(SYS_close_range, first, last, flags);
+	range_release(&rg);
 	return r;
+}
+
+/* glibc's closefrom closes through its own close_range, not ours. */
+void closefrom(int lowfd)
+{
+	struct range rg;
+
+	if (real_close_range == NULL)
+		sth_posix_init();
+	if (lowfd < 0)
+		lowfd = 0;
+	range_forget((unsigned int)lowfd, ~0U, &rg);
+	if (real_closefrom != NULL)
+		real_closefrom(lowfd);
+	else
+		(void)syscall(SYS_close_range, (unsigned int)lowfd, ~0U, 0);
+	range_release(&rg);
 }
 
 /* The open file fd names, held for a dup of fd about to be made: NULL
