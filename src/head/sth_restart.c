@@ -49,6 +49,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
@@ -115,6 +116,21 @@ static void sfd_forget(void)
 	(void)pthread_setspecific(sfd_key, NULL);
 	my_sfd = NULL;
 	free(s);
+}
+
+/* Is fd a signalfd?  (All of them share one anonymous inode; another
+ * of the application's at the same number cannot be told from ours.) */
+static bool is_signalfd(int fd)
+{
+	char path[40], link[40];
+	ssize_t k;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	k = readlink(path, link, sizeof(link) - 1);
+	if (k < 0)
+		return false;
+	link[k] = '\0';
+	return strcmp(link, "anon_inode:[signalfd]") == 0;
 }
 
 static void sfd_key_init(void)
@@ -312,11 +328,16 @@ bool sth_restart_end(struct sth_rwait *w, short revents)
 		(void)syscall(SYS_rt_tgsigqueueinfo, pid, tid, info[i].si_signo,
 			      &info[i]);
 	if (my_sfd != NULL) {
-		/* woken with nothing to take, twice running: the number
-		 * may be another file of the application's now */
+		/* woken with nothing to take, twice running: the number may
+		 * be another file of the application's now -- or another
+		 * thread took a signal sent to the process, which made the
+		 * signalfd readable for a moment: still a signalfd, ours */
 		if ((revents & POLLIN) && n == 0) {
-			if (++my_sfd->idle >= 2)
-				sfd_forget();
+			if (++my_sfd->idle >= 2) {
+				my_sfd->idle = 0;
+				if (!is_signalfd(my_sfd->fd))
+					sfd_forget();
+			}
 		} else {
 			my_sfd->idle = 0;
 		}
