@@ -49,7 +49,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
@@ -73,6 +72,30 @@ static pthread_key_t sfd_key;
 static pthread_once_t sfd_once = PTHREAD_ONCE_INIT;
 static __thread struct sfd *my_sfd;	/* this thread's */
 
+/* Is fd a signalfd?  (All of them share one anonymous inode; another
+ * of the application's at the same number cannot be told from ours.) */
+static bool is_signalfd(int fd)
+{
+	char path[40] = "/proc/self/fd/", link[40], d[12];
+	size_t at = strlen(path), nd = 0;
+	ssize_t k;
+
+	/* (no snprintf: a fork's child calls this) */
+	if (fd < 0)
+		return false;
+	do
+		d[nd++] = (char)('0' + fd % 10);
+	while ((fd /= 10) > 0);
+	while (nd > 0)
+		path[at++] = d[--nd];
+	path[at] = '\0';
+	k = readlink(path, link, sizeof(link) - 1);
+	if (k < 0)
+		return false;
+	link[k] = '\0';
+	return strcmp(link, "anon_inode:[signalfd]") == 0;
+}
+
 /* Off the list (sth_restart_lock held); closed unless the number is no
  * longer ours.  Under the lock, so that a fork never sees one that is
  * open and not listed. */
@@ -85,7 +108,7 @@ static void sfd_unlist(struct sfd *s, bool close_it)
 			*pp = s->next;
 			break;
 		}
-	if (close_it)
+	if (close_it && is_signalfd(s->fd))	/* (not a reused number) */
 		sth_real.close(s->fd);
 }
 
@@ -116,21 +139,6 @@ static void sfd_forget(void)
 	(void)pthread_setspecific(sfd_key, NULL);
 	my_sfd = NULL;
 	free(s);
-}
-
-/* Is fd a signalfd?  (All of them share one anonymous inode; another
- * of the application's at the same number cannot be told from ours.) */
-static bool is_signalfd(int fd)
-{
-	char path[40], link[40];
-	ssize_t k;
-
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	k = readlink(path, link, sizeof(link) - 1);
-	if (k < 0)
-		return false;
-	link[k] = '\0';
-	return strcmp(link, "anon_inode:[signalfd]") == 0;
 }
 
 static void sfd_key_init(void)
@@ -360,7 +368,8 @@ void sth_restart_atfork_child(void)
 			keep = s;
 			continue;
 		}
-		sth_real.close(s->fd);
+		if (is_signalfd(s->fd))		/* (not a reused number) */
+			sth_real.close(s->fd);
 		free(s);
 	}
 	sfd_list = keep;
