@@ -391,6 +391,7 @@ struct rd {
 	pid_t tid;		/* atomic */
 	ssize_t ret;
 	int err;
+	size_t want;		/* 0: the whole buffer */
 	char buf[64];
 };
 
@@ -399,7 +400,7 @@ static void *reader(void *arg)
 	struct rd *r = arg;
 
 	__atomic_store_n(&r->tid, my_tid(), __ATOMIC_RELEASE);
-	r->ret = read(r->fd, r->buf, sizeof(r->buf));
+	r->ret = read(r->fd, r->buf, r->want ? r->want : sizeof(r->buf));
 	r->err = errno;
 	return NULL;
 }
@@ -444,6 +445,70 @@ static void test_block_read(void)
 	CHECK_RET(set_nonblock(p[1], true), 0);
 	CHECK_ERR(read(p[1], r.buf, sizeof(r.buf)), EAGAIN);
 	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+}
+
+/* RFILL: a byte stream read that waits until its buffer is full; a
+ * zero-length message, a hangup (or a signal, an error, priority data)
+ * ends it with what it has; non-blocking, what there is. */
+static void rfill_start(struct rd *r, pthread_t *th, int fd, size_t want)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	r->want = want;
+	REQUIRE(pthread_create(th, NULL, reader, r) == 0);
+	CHECK(wait_blocked(tid_of(r)));
+}
+
+static void test_rfill(void)
+{
+	struct rd r;
+	pthread_t th;
+	char buf[8];
+	int p[2], v;
+
+	open_pipe(p);
+	CHECK_RET(ioctl(p[1], I_SRDOPT, RFILL), 0);
+	CHECK_RET(ioctl(p[1], I_GRDOPT, &v), 0);
+	CHECK_EQ(v & RMODEMASK, RFILL);
+	rfill_start(&r, &th, p[1], 6);
+	CHECK_RET(write(p[0], "ab", 2), 2);
+	pause_ms(20);
+	CHECK(wait_blocked(r.tid));	/* still waiting: 2 of 6 */
+	CHECK_RET(write(p[0], "cdef", 4), 4);
+	pthread_join(th, NULL);
+	CHECK_EQ(r.ret, 6);
+	CHECK_MEM(r.buf, "abcdef", 6);
+	/* what is more than asked for stays; non-blocking: what there is */
+	CHECK_RET(write(p[0], "ghijk", 5), 5);
+	CHECK_RET(read(p[1], buf, 3), 3);
+	CHECK_MEM(buf, "ghi", 3);
+	CHECK_RET(set_nonblock(p[1], true), 0);
+	CHECK_RET(read(p[1], buf, 6), 2);
+	CHECK_MEM(buf, "jk", 2);
+	CHECK_ERR(read(p[1], buf, 6), EAGAIN);
+	CHECK_RET(set_nonblock(p[1], false), 0);
+	/* a zero-length message ends it, and is the next read's 0 */
+	rfill_start(&r, &th, p[1], 6);
+	CHECK_RET(write(p[0], "xy", 2), 2);
+	pause_ms(20);
+	{
+		struct strbuf z = { 0, 0, buf };	/* (a pipe's write of
+							   0 sends nothing) */
+		CHECK_RET(putmsg(p[0], NULL, &z, 0), 0);
+	}
+	pthread_join(th, NULL);
+	CHECK_EQ(r.ret, 2);
+	CHECK_MEM(r.buf, "xy", 2);
+	CHECK_RET(read(p[1], buf, 6), 0);
+	/* so does the hangup */
+	rfill_start(&r, &th, p[1], 6);
+	CHECK_RET(write(p[0], "z", 1), 1);
+	pause_ms(20);
+	CHECK_RET(close(p[0]), 0);
+	pthread_join(th, NULL);
+	CHECK_EQ(r.ret, 1);
+	CHECK_MEM(r.buf, "z", 1);
 	CHECK_RET(close(p[1]), 0);
 }
 
@@ -722,6 +787,7 @@ int main(void)
 	test_vectors();
 	test_big_write();
 	test_block_read();
+	test_rfill();
 	test_eintr();
 	test_restart();
 	test_nomem_wait();

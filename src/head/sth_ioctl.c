@@ -1395,8 +1395,6 @@ int sth_ioctl(int fd, unsigned long cmd, void *arg, bool *handled)
 			err = EINVAL;
 			break;
 		}
-		if (mode == RFILL)
-			mode = RNORM;	/* RFILL is RNORM here */
 		pthread_mutex_lock(&sh->sh_lock);
 		if (prot == 0)	/* (none given: as it was, SVR4 and Solaris) */
 			prot = __atomic_load_n(&sh->sh_rdopt,

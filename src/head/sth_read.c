@@ -17,7 +17,9 @@
  * a lone one is taken off on its own (str_getq_lone); whole plain
  * messages go to read() and getmsg() the short way (read_plain,
  * getmsg_plain), anything else through the general loop.  read()
- * follows the read mode (RNORM, RMSGD, RMSGN;
+ * follows the read mode (RNORM, RMSGD, RMSGN, RFILL -- a byte stream
+ * read that waits until the buffer is full, a zero-length or priority
+ * message, a hangup, an error or a signal ends it;
  * RPROTNORM, RPROTDAT, RPROTDIS); a zero-length message met first is taken
  * and read returns 0, in every mode.  getmsg() returns the control and data
  * parts of the first message separately and puts back what did not fit
@@ -1447,8 +1449,13 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 		if (mp != NULL && cached)
 			msgsz(mp, &b0, &bl0);
 		if (mp == NULL) {
-			if (copied > 0 || (sh_flags(sh) & (STRHUP | STRCLOSED)))
+			if (sh_flags(sh) & (STRHUP | STRCLOSED))
 				break;		/* what we have, or EOF */
+			/* what we have -- RFILL, blocking: only once the
+			 * buffer is full */
+			if (copied > 0 &&
+			    ((rdopt & RMODEMASK) != RFILL || nonblocking(&c)))
+				break;
 			if (want == 0)
 				break;
 			if (nonblocking(&c)) {
@@ -1463,8 +1470,11 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 				break;
 			}
 			c.want = want - (size_t)copied;
-			if ((err = read_wait(&c)) != 0)
+			if ((err = read_wait(&c)) != 0) {
+				if (copied > 0)
+					err = 0;	/* (RFILL) what it has */
 				break;
+			}
 			continue;
 		}
 		type = mp->b_datap->db_type;
