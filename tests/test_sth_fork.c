@@ -720,6 +720,67 @@ static void test_shared_ends(void)
 	close(fds[0]);
 }
 
+/* A thread of the parent asleep in a read at the fork holds its file;
+ * the child has no such thread, so its copy of that end closes with its
+ * last descriptor there (it stayed open until the child exited: the
+ * other end saw no hangup once the parent closed its own copy). */
+struct sleeper {
+	int fd;
+	pid_t tid;		/* atomic */
+	ssize_t r;
+};
+
+static void *sleeper_main(void *arg)
+{
+	struct sleeper *s = arg;
+	char b[8];
+
+	__atomic_store_n(&s->tid, my_tid(), __ATOMIC_RELEASE);
+	s->r = read(s->fd, b, sizeof(b));
+	return NULL;
+}
+
+static void test_fork_beside_sleeper(void)
+{
+	struct sleeper s = { 0, 0, -2 };
+	int fds[2], go[2];
+	struct pollfd pf;
+	pthread_t t;
+	pid_t pid;
+	char c;
+
+	open_pipe(fds);
+	REQUIRE(pipe(go) == 0);
+	s.fd = fds[1];
+	REQUIRE(pthread_create(&t, NULL, sleeper_main, &s) == 0);
+	while (__atomic_load_n(&s.tid, __ATOMIC_ACQUIRE) == 0)
+		pause_ms(1);
+	CHECK(wait_blocked(s.tid));
+	pid = fork_flushed();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		close(fds[1]);
+		close(go[1]);
+		child_exit(read(go[0], &c, 1) == 1 ? 0 : 1);
+	}
+	close(go[0]);
+	CHECK_RET(write(fds[0], "w", 1), 1);
+	pthread_join(t, NULL);
+	CHECK_EQ(s.r, 1);
+	CHECK_RET(close(fds[1]), 0);
+	/* both copies of end 1 closed: the hangup, the child still alive */
+	pf.fd = fds[0];
+	pf.events = POLLIN;
+	pf.revents = 0;
+	CHECK_RET(poll(&pf, 1, 3000), 1);
+	CHECK_EQ(pf.revents & POLLHUP, POLLHUP);
+	CHECK_RET(write(go[1], "x", 1), 1);
+	CHECK_EQ(wait_child(pid), 0);
+	close(go[1]);
+	CHECK_RET(close(fds[0]), 0);
+}
+
 /* Two processes writing into one end: each must see the room the
  * other's writing took.  The child writes 400 + 300 records while the
  * parent reads 300, so the ring holds about 400 unread records (406 KiB
@@ -1291,6 +1352,7 @@ int main(void)
 	test_poll();
 	test_pingpong();
 	test_shared_ends();
+	test_fork_beside_sleeper();
 	test_two_producers();
 	test_two_blocked_writers();
 	test_sig_not_inherited();

@@ -141,6 +141,22 @@ void sth_fd_shutdown(void)
 	}
 }
 
+/* In a fork's child (one thread): the parent's other threads, asleep in
+ * calls that held open files, are not here, and their holds would keep
+ * the child's copies open for good; each file counts the numbers naming
+ * it, nothing more. */
+void sth_fd_atfork_child(void)
+{
+	int cap = __atomic_load_n(&sth_fdcap, __ATOMIC_ACQUIRE);
+
+	for (int fd = 0; fd < cap; fd++)
+		if (sth_fdtab[fd] != NULL)
+			sth_fdtab[fd]->f_refs = 0;
+	for (int fd = 0; fd < cap; fd++)
+		if (sth_fdtab[fd] != NULL)
+			sth_fdtab[fd]->f_refs++;
+}
+
 /* Take one more reference, inside the entry that found f: false when
  * its last one is gone already (a close of its last descriptor is under
  * way, and f goes with the grace period) -- taking one then would close

@@ -99,6 +99,7 @@ static void break_if_held(struct stdata *sd)
 static void fork_child(void)
 {
 	fork_release();
+	sth_fd_atfork_child();
 	sth_restart_atfork_child();
 	str_fork_each_stream(break_if_held);
 }

@@ -321,6 +321,7 @@ int sth_fd_install(int fd, struct sth_file *f, struct sth_file **stale);
 struct sth_file *sth_fd_remove(int fd);		/* NULL if not ours */
 bool sth_file_tryhold(struct sth_file *f);	/* false: closing */
 int sth_call_hold(struct sth_file *f, bool *held);	/* EBADF: closing */
+void sth_fd_atfork_child(void);
 void sth_file_rele(struct sth_file *f);		/* last ref closes;
 						   NULL: nothing */
 struct sth_file *sth_file_new(struct sthead *sh, int oflag);
