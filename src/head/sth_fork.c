@@ -96,12 +96,32 @@ static void break_if_held(struct stdata *sd)
 			  __ATOMIC_RELAXED);
 }
 
+/* In the child: nobody sleeps on its copy of a stream (the one thread
+ * forked, awake), and the eventfd that woke readers asleep in poll() is
+ * the parent's too -- tokens written for the parent's sleepers would be
+ * taken here, and theirs there: the child makes its own when it needs
+ * one. */
+static void no_sleepers(struct stdata *sd)
+{
+	struct sthead *sh = sd->sd_head;
+
+	if (sh == NULL)
+		return;
+	sh->sh_rwaiters = sh->sh_kwaiters = 0;
+	sh->sh_wwaiters = sh->sh_iwaiters = 0;
+	if (sh->sh_kevfd >= 0) {
+		sth_real.close(sh->sh_kevfd);
+		sh->sh_kevfd = -1;
+	}
+}
+
 static void fork_child(void)
 {
 	fork_release();
 	sth_fd_atfork_child();
 	sth_restart_atfork_child();
 	str_fork_each_stream(break_if_held);
+	str_fork_each_stream(no_sleepers);
 }
 
 /* After the gate (init.c's prepare, parent and child handlers). */
