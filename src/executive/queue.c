@@ -196,8 +196,9 @@ static inline bool odd_msg(const mblk_t *mp)
 
 static inline void list_insert_before(queue_t *q, mblk_t *emp, mblk_t *mp)
 {
-	if (odd_msg(mp))
-		q->q_nodd++;
+	if (odd_msg(mp))	/* (atomic store: read without the lock as a
+				   hint, the stream head's sig_front) */
+		__atomic_store_n(&q->q_nodd, q->q_nodd + 1, __ATOMIC_RELAXED);
 	if (emp == NULL) {
 		mp->b_next = NULL;
 		mp->b_prev = q->q_last;
@@ -221,7 +222,7 @@ static inline void list_insert_before(queue_t *q, mblk_t *emp, mblk_t *mp)
 static inline void list_remove(queue_t *q, mblk_t *mp)
 {
 	if (odd_msg(mp))
-		q->q_nodd--;
+		__atomic_store_n(&q->q_nodd, q->q_nodd - 1, __ATOMIC_RELAXED);
 	if (mp->b_prev != NULL)
 		mp->b_prev->b_next = mp->b_next;
 	else
