@@ -413,6 +413,25 @@ static void test_sig_wrband(void)
 		;
 	CHECK(wait_sig(SIGPOLL, base + 1, 2000));
 	CHECK_RET(putpmsg(p[0], NULL, &d, 1, MSG_BAND), 0);
+	/* S_OUTPUT alone, band 1 and band 0 both full, drained in one go:
+	 * the relief of band 0 is told too */
+	CHECK_RET(ioctl(p[0], I_SETSIG, S_OUTPUT), 0);
+	while (putpmsg(p[0], NULL, &d, 1, MSG_BAND) == 0)
+		;
+	while (write(p[0], buf, sizeof(buf)) > 0)
+		;
+	CHECK_EQ(errno, EAGAIN);
+	base = sigcount[SIGPOLL];
+	while (read(p[1], buf, sizeof(buf)) > 0)
+		;
+	CHECK(wait_sig(SIGPOLL, base + 1, 2000));
+	/* the library's own close of a stream it passed (a flushed
+	 * M_PASSFP) leaves the process's registration */
+	CHECK_RET(ioctl(p[0], I_SENDFD, p[0]), 0);
+	CHECK_RET(ioctl(p[1], I_FLUSH, FLUSHR), 0);
+	int ev = 0;
+	CHECK_RET(ioctl(p[0], I_GETSIG, &ev), 0);
+	CHECK_EQ(ev, S_OUTPUT);
 	CHECK_RET(close(p[0]), 0);
 	CHECK_RET(close(p[1]), 0);
 	signal(SIGPOLL, SIG_IGN);

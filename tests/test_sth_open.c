@@ -570,6 +570,16 @@ static void test_close_range(void)
 	CHECK_EQ(n, s);
 	CHECK_RET(isastream(n), 0);
 	CHECK_RET(close(n), 0);
+	/* CLOSE_RANGE_UNSHARE: the caller's own table closes; the
+	 * library's (the process's) forgets the stream all the same */
+	s = open_echo(0);
+	REQUIRE(s > nul);
+	CHECK_RET(close_range((unsigned)s, (unsigned)s, CLOSE_RANGE_UNSHARE),
+		  0);
+	n = fcntl(nul, F_DUPFD, s);
+	CHECK_EQ(n, s);
+	CHECK_RET(isastream(n), 0);
+	CHECK_RET(close(n), 0);
 	s = open_echo(0);
 	REQUIRE(s >= 0);
 	closefrom(s);

@@ -479,6 +479,13 @@ static void test_rfill(void)
 	pthread_join(th, NULL);
 	CHECK_EQ(r.ret, 6);
 	CHECK_MEM(r.buf, "abcdef", 6);
+	/* data there before the read: it still waits for the rest */
+	CHECK_RET(write(p[0], "AB", 2), 2);
+	rfill_start(&r, &th, p[1], 4);
+	CHECK_RET(write(p[0], "CD", 2), 2);
+	pthread_join(th, NULL);
+	CHECK_EQ(r.ret, 4);
+	CHECK_MEM(r.buf, "ABCD", 4);
 	/* what is more than asked for stays; non-blocking: what there is */
 	CHECK_RET(write(p[0], "ghijk", 5), 5);
 	CHECK_RET(read(p[1], buf, 3), 3);

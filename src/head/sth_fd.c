@@ -119,10 +119,8 @@ struct sth_file *sth_fd_remove(int fd)
 	if (f != NULL)
 		__atomic_store_n(&sth_fdtab[fd], NULL, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&sth_fd_lock);
-	if (f != NULL) {
+	if (f != NULL)
 		closed_note(fd);
-		sth_sig_forget(f->f_sh);	/* (f: the name's reference) */
-	}
 	return f;
 }
 

@@ -109,6 +109,8 @@ static void no_sleepers(struct stdata *sd)
 		return;
 	sh->sh_rwaiters = sh->sh_kwaiters = 0;
 	sh->sh_wwaiters = sh->sh_iwaiters = 0;
+	sh->sh_iocbusy = 0;	/* (a parent's thread waiting for an ack
+				   held the ioctl slot) */
 	if (sh->sh_kevfd >= 0) {
 		sth_real.close(sh->sh_kevfd);
 		sh->sh_kevfd = -1;

@@ -768,8 +768,9 @@ static void passfp_free(char *arg)
 {
 	struct passfp *p = (struct passfp *)arg;
 
-	if (p->fd >= 0)
-		close(p->fd);	/* our close(): forgets a stream too */
+	if (p->fd >= 0)		/* forgets a stream too; the process's
+				   I_SETSIG on it stays: the library's close */
+		sth_close_internal(p->fd);
 	free(p);
 }
 

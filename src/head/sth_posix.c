@@ -261,17 +261,44 @@ int openat64(int dirfd, const char *path, int flags, ...)
 
 /* ---- close and duplication ---- */
 
-int close(int fd)
+/* The application closes fd (close, fclose, close_range, closefrom, a
+ * dup2 onto it): forgotten, its open file returned for release after the
+ * kernel's close, and -- POSIX close() -- the process's I_SETSIG
+ * registration on the stream is undone (the library's own closes of
+ * streams it dup'd, sth_close_internal, leave it). */
+static struct sth_file *app_remove(int fd)
 {
-	struct sth_file *f = maybe_stream(fd) ? sth_fd_remove(fd) : NULL;
-	int r = REAL(close)(fd);
+	struct sth_file *f = sth_fd_remove(fd);
 
+	if (f != NULL)
+		sth_sig_forget(f->f_sh);	/* (f: the name's reference) */
+	return f;
+}
+
+static int close_common(int fd, bool app)
+{
+	struct sth_file *f = NULL;
+	int r;
+
+	if (maybe_stream(fd))
+		f = app ? app_remove(fd) : sth_fd_remove(fd);
+	r = REAL(close)(fd);
 	if (f != NULL) {
 		int e = errno;
 		sth_file_rele(f);
 		errno = e;
 	}
 	return r;
+}
+
+int close(int fd)
+{
+	return close_common(fd, true);
+}
+
+int sth_close_internal(int fd)
+{
+	return close_common(fd, false);
 }
 
 int fclose(FILE *fp)
@@ -282,7 +309,7 @@ int fclose(FILE *fp)
 	if (fp != NULL) {
 		int fd = fileno(fp);
 		if (fd >= 0 && maybe_stream(fd))
-			f = sth_fd_remove(fd);
+			f = app_remove(fd);
 	}
 	if (real_fclose == NULL)
 		sth_posix_init();
@@ -312,7 +339,7 @@ static void range_forget(unsigned int first, unsigned int last,
 	rg->f = NULL;
 	rg->n = rg->cap = 0;
 	for (unsigned int fd = first; fd <= last && fd < cap; fd++) {
-		struct sth_file *f = sth_fd_remove((int)fd);
+		struct sth_file *f = app_remove((int)fd);
 
 		if (f == NULL)
 			continue;
@@ -342,10 +369,12 @@ static void range_release(struct range *rg)
 }
 
 /*
- * CLOSE_RANGE_CLOEXEC closes nothing now; CLOSE_RANGE_UNSHARE closes the
- * range in the caller's private copy of the descriptor table only (the
- * process's other threads keep theirs, and the streams with them), so
- * both go to the kernel leaving the streams named.  Arguments the kernel
+ * CLOSE_RANGE_CLOEXEC closes nothing now: the streams stay named.
+ * CLOSE_RANGE_UNSHARE closes the range in the caller's own copy of the
+ * descriptor table; the library's table is the process's, so the streams
+ * are forgotten all the same (the caller's numbers will be given out
+ * again; other threads sharing the old table lose them -- the usual
+ * caller, a fork's child before exec, has none).  Arguments the kernel
  * refuses are refused first, the streams untouched.
  */
 int close_range(unsigned int first, unsigned int last, int flags)
@@ -358,7 +387,7 @@ int close_range(unsigned int first, unsigned int last, int flags)
 	if ((flags & ~(CLOSE_RANGE_CLOEXEC | CLOSE_RANGE_UNSHARE)) ||
 	    first > last)
 		return sth_err(EINVAL);
-	if (flags != 0)
+	if (flags & CLOSE_RANGE_CLOEXEC)
 		rg.n = 0, rg.f = NULL;
 	else
 		range_forget(first, last, &rg);
@@ -409,7 +438,7 @@ static void dup_note(int fd, int newfd, struct sth_file *f)
 	struct sth_file *old = NULL, *stale = NULL;
 
 	if (newfd >= 0 && newfd != fd) {
-		old = sth_fd_remove(newfd);	/* what newfd named before */
+		old = app_remove(newfd);	/* what newfd named before */
 		if (f != NULL)
 			(void)sth_fd_install(newfd, f, &stale);
 	}

@@ -170,8 +170,7 @@ static void do_setopts(struct sthead *sh, queue_t *q, mblk_t *mp)
 		int prot = so.so_readopt & RPROTMASK;
 		int ro = sh->sh_rdopt;
 
-		if (mode != RFILL)
-			ro = (ro & ~RMODEMASK) | mode;
+		ro = (ro & ~RMODEMASK) | mode;
 		if (prot == RPROTNORM || prot == RPROTDAT || prot == RPROTDIS)
 			ro = (ro & ~RPROTMASK) | prot;
 		/* (readers and writers look without sh_lock) */
@@ -1345,10 +1344,12 @@ static bool read_plain(struct sthead *sh, const struct iovec *iov,
 					continue;
 				}
 				/* nothing queued: a byte stream with something
-				 * already is done (the loop would say so),
-				 * else the loop waits (or, after a fault,
-				 * pulls and says EFAULT) */
-				return r == 0 && empty && *copied > 0;
+				 * already is done (the loop would say so) --
+				 * RFILL waits on in the loop -- else the loop
+				 * waits (or, after a fault, pulls and says
+				 * EFAULT) */
+				return r == 0 && empty && *copied > 0 &&
+				       (rdopt & RMODEMASK) != RFILL;
 			}
 			if (!str_data_fits(mp, room))
 				return false;

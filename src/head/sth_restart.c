@@ -73,7 +73,8 @@ static pthread_once_t sfd_once = PTHREAD_ONCE_INIT;
 static __thread struct sfd *my_sfd;	/* this thread's */
 
 /* Is fd a signalfd?  (All of them share one anonymous inode; another
- * of the application's at the same number cannot be told from ours.) */
+ * of the application's at the same number cannot be told from ours.)
+ * Without /proc, cannot tell: taken as one. */
 static bool is_signalfd(int fd)
 {
 	char path[40] = "/proc/self/fd/", link[40], d[12];
@@ -91,7 +92,8 @@ static bool is_signalfd(int fd)
 	path[at] = '\0';
 	k = readlink(path, link, sizeof(link) - 1);
 	if (k < 0)
-		return false;
+		return errno != ENOENT ||
+		       readlink("/proc/self/exe", link, sizeof(link)) < 0;
 	link[k] = '\0';
 	return strcmp(link, "anon_inode:[signalfd]") == 0;
 }

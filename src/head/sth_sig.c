@@ -71,9 +71,11 @@ int sth_setsig(struct sthead *sh, int events)
 	return 0;
 }
 
-/* A descriptor of sh was closed: POSIX close() unregisters the calling
- * process for the stream's SIGPOLL events (even if other descriptors of
- * the process still name it). */
+/* A descriptor of sh was closed by the application: POSIX close()
+ * unregisters the calling process for the stream's SIGPOLL events (even
+ * if other descriptors of the process still name it).  (A signal handler
+ * that closes the stream while its thread holds sh_lock -- in I_SETSIG,
+ * say -- would wait for itself here.) */
 void sth_sig_forget(struct sthead *sh)
 {
 	pid_t me = getpid();

@@ -52,8 +52,11 @@ int strwsrv(queue_t *q)
 	qunlock(q);
 	sth_wake(&sh->sh_wseq, &sh->sh_wwaiters);
 	sth_changed(sh);
+	/* (a band's relief and band 0's may come in one run: QBACK is gone
+	 * by now, so band 0 is looked at) */
 	if (unlikely(__atomic_load_n(&sh->sh_sigevents, __ATOMIC_RELAXED)))
-		sth_sigpoll(sh, band ? S_WRBAND : S_OUTPUT, 0);
+		sth_sigpoll(sh, !band ? S_OUTPUT :
+			    S_WRBAND | (bcanputnext(q, 0) ? S_OUTPUT : 0), 0);
 	return 0;
 }
 

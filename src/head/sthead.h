@@ -322,6 +322,7 @@ struct sth_file *sth_fd_remove(int fd);		/* NULL if not ours */
 bool sth_file_tryhold(struct sth_file *f);	/* false: closing */
 int sth_call_hold(struct sth_file *f, bool *held);	/* EBADF: closing */
 void sth_fd_atfork_child(void);
+int sth_close_internal(int fd);	/* close(), keeping I_SETSIG */
 void sth_file_rele(struct sth_file *f);		/* last ref closes;
 						   NULL: nothing */
 struct sth_file *sth_file_new(struct sthead *sh, int oflag);

@@ -38,7 +38,10 @@
  * obeys (a writer of band 2, or of expedited data in band 0, is held
  * back by what it left waiting); it goes up in band 0, or band 1 for
  * expedited data, which overtakes normal data waiting but no expedited
- * data; high priority messages are never held.
+ * data; high priority messages are never held.  (So data written in a
+ * higher band goes ahead of data waiting in a lower one, as on any
+ * STREAMS queue; libxti writes normal data in band 0 and expedited data
+ * in band 1.)
  *
  * Locking and lifetime -- the rule
  * --------------------------------
