@@ -10,7 +10,8 @@
  *     on;
  *   - a T_CONN_REQ refused (a bad address) changes none of its options;
  *   - an accepted connection has the accepting endpoint's options, not
- *     those its listener negotiated (accept4 copies the listener's).
+ *     those its listener negotiated (accept4 copies the listener's);
+ *   - IP_REUSEADDR is read-only T_YES (the provider needs it).
  */
 #include "test_inet_tcp_lib.h"
 
@@ -221,9 +222,27 @@ static void test_acceptor_options(void)
 	CHECK_RET(t_close(lfd), 0);
 }
 
+/* IP_REUSEADDR stays on for a TCP endpoint (the provider rebinds with
+ * it): read-only, T_YES. */
+static void test_reuseaddr(void)
+{
+	t_uscalar_t no = T_NO;
+	struct u32 o;
+	int fd = xt_open();
+
+	REQUIRE(fd >= 0);
+	CHECK_RET(opt1(fd, T_NEGOTIATE, INET_IP, T_IP_REUSEADDR, &no,
+		       sizeof(no), &o, sizeof(o)), T_READONLY);
+	CHECK_EQ(cur_st(fd, INET_IP, T_IP_REUSEADDR, T_READONLY), T_YES);
+	CHECK_RET(xt_bind_lo(fd, 0, 0, NULL), 0);
+	CHECK_EQ(cur_st(fd, INET_IP, T_IP_REUSEADDR, T_READONLY), T_YES);
+	CHECK_RET(t_close(fd), 0);
+}
+
 int main(void)
 {
 	FOR_EACH_CFG({
+		test_reuseaddr();
 		test_maxseg();
 		test_keepalive_clamp();
 		test_refused_connect();

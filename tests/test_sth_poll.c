@@ -353,7 +353,9 @@ static void test_err_hup(void)
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT,
 				  .data.fd = p[1] }, out[2];
 	REQUIRE(ep >= 0);
-	CHECK_RET(epoll_ctl(ep, EPOLL_CTL_ADD, p[1], &ev), 0);
+	errno = 4321;		/* (a success leaves errno alone) */
+	REQUIRE(epoll_ctl(ep, EPOLL_CTL_ADD, p[1], &ev) == 0);
+	CHECK_EQ(errno, 4321);
 	CHECK_RET(epoll_wait(ep, out, 2, 1000), 1);
 	CHECK_EQ(out[0].events & (EPOLLOUT | EPOLLHUP), EPOLLOUT);
 	CHECK_RET(close(p[0]), 0);

@@ -1001,10 +1001,13 @@ int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 			sth_hold(sh);
 		str_exit(t);
 		if (sh) {
+			int e = errno;	/* (kept: epoll_ctl's own) */
+
 			/* from now on the kernel always sees its state */
 			sth_mirror_arm(sh, true);
 			sth_kevwatch(sh);
 			sth_rele(sh);
+			errno = e;
 		}
 	}
 	return real_epoll_ctl(epfd, op, fd, ev);

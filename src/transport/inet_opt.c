@@ -22,7 +22,8 @@
  *			its high water less this; granted at most high
  *			water)
  *   INET_IP		IP_OPTIONS, IP_TOS (IPV6_TCLASS on IPv6), IP_TTL
- *			(IPV6_UNICAST_HOPS), IP_REUSEADDR (SO_REUSEADDR),
+ *			(IPV6_UNICAST_HOPS), IP_REUSEADDR (SO_REUSEADDR;
+ *			read-only T_YES on TCP, whose provider needs it),
  *			IP_DONTROUTE, IP_BROADCAST (SO_*)
  *   INET_UDP		UDP_CHECKSUM (SO_NO_CHECK inverted; IPv4: IPv6 has
  *			it always, T_NO fails there)
@@ -46,28 +47,31 @@
 
 #define INET_BUFDEF	212992	/* the kernel's default wmem/rmem */
 
-#define IP_DEFS(assoc)							\
+#define IP_DEFS(assoc, reuse)						\
 	{ INET_IP, T_IP_OPTIONS, IP_OPTIONS, TOPT_BYTES, 0, 40, 0, 0, 0 }, \
 	{ INET_IP, T_IP_TOS, IP_TOS, TOPT_UCHAR, (assoc), 0, 0, 0, 255 }, \
 	{ INET_IP, T_IP_TTL, IP_TTL, TOPT_UCHAR, (assoc), 0, 64, 1, 255 }, \
-	{ INET_IP, T_IP_REUSEADDR, TOPT_NONAME, TOPT_BOOL, 0, 0, T_NO, 0, 0 }, \
+	{ INET_IP, T_IP_REUSEADDR, TOPT_NONAME, TOPT_BOOL, (reuse), 0,	\
+	  (reuse) ? T_YES : T_NO, 0, 0 },					\
 	{ INET_IP, T_IP_DONTROUTE, TOPT_NONAME, TOPT_BOOL, 0, 0, T_NO, 0, 0 }, \
 	{ INET_IP, T_IP_BROADCAST, TOPT_NONAME, TOPT_BOOL, 0, 0, T_NO, 0, 0 }
 
 static const struct topt_def udp_defs[] = {
 	TOPT_GENERIC_DEFS(INET_BUFDEF),
-	IP_DEFS(TOPT_ASSOC),
+	IP_DEFS(TOPT_ASSOC, 0),
 	{ INET_UDP, T_UDP_CHECKSUM, TOPT_NONAME, TOPT_BOOL, 0, 0, T_YES, 0, 0 },
 };
 
 static const struct topt_def raw_defs[] = {
 	TOPT_GENERIC_DEFS(INET_BUFDEF),
-	IP_DEFS(TOPT_ASSOC),
+	IP_DEFS(TOPT_ASSOC, 0),
 };
 
 static const struct topt_def tcp_defs[] = {
 	TOPT_GENERIC_DEFS(INET_BUFDEF),
-	IP_DEFS(0),
+	/* (SO_REUSEADDR always on: the provider's rebinds need it,
+	 * inet_tcp.c's sock_setup) */
+	IP_DEFS(0, TOPT_RDONLY),
 	/* also taken with T_CONN_REQ/T_CONN_RES (the connection's own) */
 	{ INET_TCP, T_TCP_NODELAY, TOPT_NONAME, TOPT_BOOL, TOPT_ASSOC, 0, T_NO,
 	  0, 0 },
@@ -195,6 +199,14 @@ static t_scalar_t from_kernel(const struct topt_def *d, int x, bool inv)
 	return x;
 }
 
+/* TCP's IP_REUSEADDR: read-only, on (before the socket has been set up
+ * too) */
+static bool always_yes_tcp(const struct inet_ep *ep, const struct topt_def *d)
+{
+	return ep->pr->type == SOCK_STREAM && d->level == INET_IP &&
+	       d->name == T_IP_REUSEADDR;
+}
+
 /* d's value on socket fd (ep's, or the one it had) */
 static int get_on(struct inet_ep *ep, int fd, const struct topt_def *d,
 		  union topt_val *v)
@@ -202,7 +214,8 @@ static int get_on(struct inet_ep *ep, int fd, const struct topt_def *d,
 	int level, name, x;
 	bool inv;
 
-	if (d->level == INET_UDP && d->name == T_UDP_CHECKSUM && v6(ep)) {
+	if ((d->level == INET_UDP && d->name == T_UDP_CHECKSUM && v6(ep)) ||
+	    always_yes_tcp(ep, d)) {
 		v->i = T_YES;
 		return 0;
 	}
