@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,17 +74,23 @@ int sth_setsig(struct sthead *sh, int events)
 
 /* A descriptor of sh was closed by the application: POSIX close()
  * unregisters the calling process for the stream's SIGPOLL events (even
- * if other descriptors of the process still name it).  (A signal handler
- * that closes the stream while its thread holds sh_lock -- in I_SETSIG,
- * say -- would wait for itself here.) */
+ * if other descriptors of the process still name it).  The lock is only
+ * tried, for a while: a signal handler that closes the stream may have
+ * interrupted its own thread holding sh_lock (in I_SETSIG, say), which
+ * would wait for itself; then the registration stays. */
 void sth_sig_forget(struct sthead *sh)
 {
 	pid_t me = getpid();
 	struct sth_sig **pp, *s;
+	int tries = 0;
 
 	if (__atomic_load_n(&sh->sh_sigevents, __ATOMIC_ACQUIRE) == 0)
 		return;
-	pthread_mutex_lock(&sh->sh_lock);
+	while (pthread_mutex_trylock(&sh->sh_lock) != 0) {
+		if (++tries > 2000)
+			return;
+		sched_yield();
+	}
 	for (pp = &sh->sh_sigs; (s = *pp) != NULL; pp = &s->s_next)
 		if (s->s_pid == me) {
 			*pp = s->s_next;
