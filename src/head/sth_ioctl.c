@@ -1336,11 +1336,8 @@ int sth_ioctl(int fd, unsigned long cmd, void *arg, bool *handled)
 		 * descriptor meanwhile closes the stream only after them,
 		 * as a kernel's ioctl keeps its file -- unless that close
 		 * has dropped the last reference already */
-		if (!sth_file_tryhold(f)) {
-			err = EBADF;
+		if ((err = ioc_hold(&c)) != 0)
 			goto out;
-		}
-		c.held = true;
 		break;
 	default:
 		break;

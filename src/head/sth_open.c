@@ -531,19 +531,10 @@ int sth_open_path(const char *path, int oflag, mode_t mode)
 
 static int fattach_path(int fd, const char *path);
 
-/* The path must name something that exists (SUSv2); 0 or errno. */
-static int path_exists(const char *path)
-{
-	struct stat st;
-
-	if (path[0] == '\0')
-		return ENOENT;
-	return stat(path, &st) == 0 ? 0 : errno;
-}
-
-/* fattach's and fdetach's permission (XSI): the caller must own path
- * or be privileged (EPERM), and fattach needs the owner's write
- * permission too (EACCES); else path_exists's answer. */
+/* fattach's and fdetach's path: it must name something that exists
+ * (SUSv2; else the errno), the caller must own it or be privileged
+ * (EPERM), and fattach needs the owner's write permission too (EACCES,
+ * XSI).  0 when all is well. */
 static int path_may(const char *path, bool attach)
 {
 	struct stat st;
@@ -663,9 +654,9 @@ int fdetach(const char *upath)
 static int fdetach_path(const char *path)
 {
 	struct sth_name **pp, *n;
-	int err;
+	int err = path_may(path, false);
 
-	if (path_may(path, false) == EPERM)
+	if (err == EPERM)
 		return sth_err(EPERM);
 	pthread_mutex_lock(&sth_names_lock);
 	for (pp = &sth_names; (n = *pp) != NULL; pp = &n->n_next) {
@@ -682,7 +673,6 @@ static int fdetach_path(const char *path)
 		}
 	}
 	pthread_mutex_unlock(&sth_names_lock);
-	err = path_exists(path);
 	return sth_err(err ? err : EINVAL);	/* exists: not attached */
 }
 

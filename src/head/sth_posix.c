@@ -432,10 +432,11 @@ static struct sth_file *dup_hold(int fd)
 }
 
 /* After the kernel's dup of fd (newfd, or -1): newfd names f (fd's open
- * file, held by dup_hold, or NULL); the hold is let go. */
+ * file, held by dup_hold, or NULL); the hold is let go; errno kept. */
 static void dup_note(int fd, int newfd, struct sth_file *f)
 {
 	struct sth_file *old = NULL, *stale = NULL;
+	int e = errno;
 
 	if (newfd >= 0 && newfd != fd) {
 		old = app_remove(newfd);	/* what newfd named before */
@@ -445,6 +446,7 @@ static void dup_note(int fd, int newfd, struct sth_file *f)
 	sth_file_rele(f);
 	sth_file_rele(old);
 	sth_file_rele(stale);
+	errno = e;
 }
 
 int dup(int fd)
@@ -452,11 +454,8 @@ int dup(int fd)
 	struct sth_file *f = maybe_stream(fd) ? dup_hold(fd) : NULL;
 	int r = REAL(dup)(fd);
 
-	if (f != NULL) {
-		int e = errno;
+	if (f != NULL)
 		dup_note(fd, r, f);
-		errno = e;
-	}
 	return r;
 }
 
@@ -466,11 +465,8 @@ static int dup_to(int fd, int newfd, int flags, bool three)
 	struct sth_file *f = involved ? dup_hold(fd) : NULL;
 	int r = three ? REAL(dup3)(fd, newfd, flags) : REAL(dup2)(fd, newfd);
 
-	if (involved) {
-		int e = errno;
+	if (involved)
 		dup_note(fd, r, f);
-		errno = e;
-	}
 	return r;
 }
 
@@ -497,11 +493,8 @@ static int fcntl_common(int fd, int cmd, long arg)
 	case F_DUPFD_CLOEXEC:
 		f = dup_hold(fd);
 		r = REAL(fcntl)(fd, cmd, arg);
-		if (f != NULL) {
-			int e = errno;
+		if (f != NULL)
 			dup_note(fd, r, f);
-			errno = e;
-		}
 		return r;
 	case F_GETFL:
 		t = str_enter();

@@ -971,7 +971,6 @@ static bool settled(void *arg)
 static int wait_begin(struct rctx *c, bool mread)
 {
 	struct sthead *sh = c->sh;
-
 	int err;
 
 	if ((err = sth_call_hold(c->f, &c->held)) != 0)
