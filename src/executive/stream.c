@@ -246,6 +246,20 @@ static void rele_owner(queue_t *rq)
 		strreg_rele_dev(qp->qp_mod);
 }
 
+/* A pair whose procedures are off, off the run lists (and its callouts
+ * cancelled with callouts), then a grace period when outside any entry.
+ * Done twice to settle a dying pair: a thread inside during the first
+ * grace period may have moved it to the global run list (sched.c). */
+static void settle_pair(queue_t *rq, bool callouts)
+{
+	strsched_unschedule(rq);
+	strsched_unschedule(rq + 1);
+	if (callouts)
+		strcallout_cancel_queue(rq);
+	if (!str_inside())
+		str_synchronize();
+}
+
 /*
  * Close and free a pair that is linked in a stream: procedures off, off
  * the run lists, grace period, close, flush, free.
@@ -256,15 +270,10 @@ void str_qdetach(queue_t *rq, int oflag, cred_t *cr)
 
 	STR_ASSERT(!str_inside(), "queue pair closed inside an entry", rq);
 	qprocsoff(rq);
-	strsched_unschedule(rq);
-	strsched_unschedule(wq);
-	str_synchronize();
+	settle_pair(rq, false);
 	call_close(rq, oflag, cr);
 	/* close may have enabled or scheduled: settle once more */
-	strsched_unschedule(rq);
-	strsched_unschedule(wq);
-	strcallout_cancel_queue(rq);
-	str_synchronize();
+	settle_pair(rq, true);
 	{
 		struct strthread *t = str_enter();
 		flushq(rq, FLUSHALL);
@@ -518,18 +527,8 @@ int str_push(struct stdata *sd, struct fmodsw *f, dev_t *devp, int oflag,
 		 * failed: unhook it, and let threads that entered it leave
 		 * before it is freed */
 		qprocsoff(rq);
-		strsched_unschedule(rq);
-		strsched_unschedule(rq + 1);
-		if (!str_inside())
-			str_synchronize();
-		/* a thread that was inside may have moved it to the global
-		 * run list meanwhile (its local list's overflow): off again,
-		 * and that thread gone, as str_qdetach settles twice */
-		strsched_unschedule(rq);
-		strsched_unschedule(rq + 1);
-		strcallout_cancel_queue(rq);
-		if (!str_inside())
-			str_synchronize();
+		settle_pair(rq, false);
+		settle_pair(rq, true);	/* (as str_qdetach) */
 		flushq(rq, FLUSHALL);
 		flushq(rq + 1, FLUSHALL);
 		strreg_rele_mod(f);
