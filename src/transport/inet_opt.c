@@ -199,12 +199,16 @@ static t_scalar_t from_kernel(const struct topt_def *d, int x, bool inv)
 	return x;
 }
 
-/* TCP's IP_REUSEADDR: read-only, on (before the socket has been set up
- * too) */
-static bool always_yes_tcp(const struct inet_ep *ep, const struct topt_def *d)
+/* Options that are always on for ep, whatever its socket says: UDP over
+ * IPv6 always has its checksum (RFC 8200; Linux ignores SO_NO_CHECK
+ * there); TCP's IP_REUSEADDR is read-only, on (before the socket has been
+ * set up too: inet_tcp.c's sock_setup). */
+static bool always_yes(const struct inet_ep *ep, const struct topt_def *d)
 {
-	return ep->pr->type == SOCK_STREAM && d->level == INET_IP &&
-	       d->name == T_IP_REUSEADDR;
+	return (d->level == INET_UDP && d->name == T_UDP_CHECKSUM &&
+		v6(ep)) ||
+	       (ep->pr->type == SOCK_STREAM && d->level == INET_IP &&
+		d->name == T_IP_REUSEADDR);
 }
 
 /* d's value on socket fd (ep's, or the one it had) */
@@ -214,8 +218,7 @@ static int get_on(struct inet_ep *ep, int fd, const struct topt_def *d,
 	int level, name, x;
 	bool inv;
 
-	if ((d->level == INET_UDP && d->name == T_UDP_CHECKSUM && v6(ep)) ||
-	    always_yes_tcp(ep, d)) {
+	if (always_yes(ep, d)) {
 		v->i = T_YES;
 		return 0;
 	}
@@ -286,9 +289,7 @@ static t_uscalar_t apply(struct inet_ep *ep, const struct topt_def *d,
 	int level, name, x;
 	bool inv;
 
-	/* UDP over IPv6 always has its checksum (RFC 8200; Linux ignores
-	 * SO_NO_CHECK there) */
-	if (d->level == INET_UDP && d->name == T_UDP_CHECKSUM && v6(ep))
+	if (always_yes(ep, d))
 		return v->i == T_YES ? T_SUCCESS : T_FAILURE;
 	if (int_opt(ep, d, &level, &name, &inv)) {
 		int want = d->type == TOPT_BOOL ?
