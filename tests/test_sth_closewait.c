@@ -186,7 +186,12 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	th_mark();
 	test_close_beside_wait();
+#ifndef __SANITIZE_THREAD__
+	/* (not under ThreadSanitizer: a close of the descriptor another
+	 * thread dups, the race this case is made of, is what it reports;
+	 * the normal and ASan builds run it) */
 	test_dup_beside_close();
+#endif
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();
 }
