@@ -275,13 +275,35 @@ static struct sth_file *app_remove(int fd)
 	return f;
 }
 
+/* The number fd, a stream's, about to be forgotten before the kernel's
+ * close: between the two, a call on another thread no longer finds the
+ * stream and goes to the kernel, which must answer as for a closed
+ * descriptor (EBADF), not with the stream's poll mirror (a read there
+ * said EAGAIN).  So the number's kernel file becomes an O_PATH one
+ * first, which read, write, ioctl, poll and the rest refuse with EBADF,
+ * the number still taken (never given out while the table names it).
+ * Without a descriptor to spare, the window stays. */
+static void vacate(int fd)
+{
+	int e = errno;
+	int d = (int)syscall(SYS_openat, AT_FDCWD, "/", O_PATH | O_CLOEXEC);
+
+	if (d >= 0) {
+		(void)REAL(dup3)(d, fd, O_CLOEXEC);
+		(void)REAL(close)(d);
+	}
+	errno = e;
+}
+
 static int close_common(int fd, bool app)
 {
 	struct sth_file *f = NULL;
 	int r;
 
-	if (maybe_stream(fd))
+	if (maybe_stream(fd)) {
+		vacate(fd);
 		f = app ? app_remove(fd) : sth_fd_remove(fd);
+	}
 	r = REAL(close)(fd);
 	if (f != NULL) {
 		int e = errno;
@@ -308,8 +330,10 @@ int fclose(FILE *fp)
 
 	if (fp != NULL) {
 		int fd = fileno(fp);
-		if (fd >= 0 && maybe_stream(fd))
+		if (fd >= 0 && maybe_stream(fd)) {
+			vacate(fd);
 			f = app_remove(fd);
+		}
 	}
 	if (real_fclose == NULL)
 		sth_posix_init();
