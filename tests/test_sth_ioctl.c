@@ -179,6 +179,10 @@ static void test_str(void)
 	CHECK_ERR(do_str(fd, TM_NAK, &v, sizeof(v), 0, NULL), ENOSPC);
 	v = EPROTO;
 	CHECK_ERR(do_str(fd, TM_NAK, &v, sizeof(v), -1, NULL), EPROTO);
+	v = -5;		/* (not an errno: testmod refuses it) */
+	CHECK_ERR(do_str(fd, TM_NAK, &v, sizeof(v), -1, NULL), EINVAL);
+	v = 70000;
+	CHECK_ERR(do_str(fd, TM_NAK, &v, sizeof(v), -1, NULL), EINVAL);
 	/* TM_NOREPLY: ETIME when ic_timout runs out */
 	t0 = now_ms();
 	CHECK_ERR(do_str(fd, TM_NOREPLY, NULL, 0, 1, NULL), ETIME);
@@ -737,8 +741,24 @@ static void test_fdinsert(void)
 	CHECK_RET(write(b, "b->a!", 5), 5);
 	CHECK_RET(read(a, buf, sizeof(buf)), 5);
 	CHECK_MEM(buf, "b->a!", 5);
-	CHECK_RET(close(a), 0);
+	/* a full, a message for it from b, then b closes: a is hung up
+	 * (reads what it has, then 0; writes fail ENXIO) and what it had
+	 * queued for b is gone */
+	char blk[1024] = { 0 };
+	CHECK_RET(set_nonblock(a, true), 0);
+	while (write(a, blk, sizeof(blk)) == (ssize_t)sizeof(blk))
+		;
+	CHECK_EQ(errno, EAGAIN);
+	CHECK_RET(write(b, "bye", 3), 3);
 	CHECK_RET(close(b), 0);
+	struct pollfd pf = { a, POLLOUT | POLLIN, 0 };
+	CHECK_RET(poll(&pf, 1, 2000), 1);
+	CHECK_EQ(pf.revents, POLLIN | POLLHUP);
+	CHECK_ERR(write(a, "x", 1), ENXIO);
+	CHECK_RET(read(a, buf, sizeof(buf)), 3);
+	CHECK_MEM(buf, "bye", 3);
+	CHECK_RET(read(a, buf, sizeof(buf)), 0);
+	CHECK_RET(close(a), 0);
 }
 
 static void test_transparent(void)

@@ -431,6 +431,94 @@ static void test_unlink_closed_pipe_end(void)
 	CHECK_RET(close(m), 0);
 }
 
+/* The mux stream's writes held back by a full lower stream (one end of
+ * a pipe nobody reads) go on when that link goes (I_UNLINK) or when
+ * MUX_ROUTE sends them down another (nuls, which takes everything): the
+ * full link's service procedure, which woke the writer before, will not
+ * any more.  blocked: fill m (non-blocking) until EAGAIN. */
+static long fill_mux(int m)
+{
+	char blk[1024];
+	long n = 0;
+
+	memset(blk, 'f', sizeof(blk));
+	CHECK_RET(set_nonblock(m, true), 0);
+	while (n < 10000000 && write(m, blk, sizeof(blk)) == sizeof(blk))
+		n += sizeof(blk);
+	CHECK_EQ(errno, EAGAIN);
+	return n;
+}
+
+static void test_full_link_moved(void)
+{
+	for (int how = 0; how < 2; how++) {
+		int m = open_mux(0), p[2], nul, id, id2;
+		struct pollfd pf;
+
+		open_pipe(p);
+		nul = open("/dev/streams/clone/nuls", O_RDWR);
+		REQUIRE(nul >= 0);
+		id = ioctl(m, I_LINK, p[0]);
+		CHECK(id > 0);
+		CHECK(fill_mux(m) > 0);
+		id2 = ioctl(m, I_LINK, nul);
+		CHECK(id2 > id);
+		pf = (struct pollfd){ m, POLLOUT, 0 };
+		CHECK_RET(poll(&pf, 1, 50), 0);		/* still full */
+		if (how == 0)
+			CHECK_RET(ioctl(m, I_UNLINK, id), 0);
+		else
+			CHECK_RET(do_str(m, MUX_ROUTE, &id2, sizeof(id2), 0,
+					 NULL), 0);
+		CHECK_RET(poll(&pf, 1, 2000), 1);
+		CHECK_EQ(pf.revents, POLLOUT);
+		CHECK_RET(write(m, "more", 4), 4);
+		CHECK_RET(close(m), 0);
+		CHECK_RET(close(nul), 0);
+		CHECK_RET(close(p[0]), 0);
+		CHECK_RET(close(p[1]), 0);
+	}
+}
+
+/* An M_FLUSH(FLUSHR) coming up a lower stream flushes what waits on its
+ * read queue for a full mux stream: the other end of the linked pipe
+ * writes until the mux stream's head and the link are full, then sends
+ * FLUSHR (I_FLUSH FLUSHR goes down its write side and across the pipe,
+ * where it is the linked head's, now mux's, to switch: mux takes it as a
+ * lower driver's flush of its read side); the mux stream then reads what
+ * its own head held, not the rest. */
+static void test_lower_flushr(void)
+{
+	int m = open_mux(O_NONBLOCK), p[2], id;
+	char blk[1024];
+	long sent = 0, got = 0;
+	ssize_t r;
+
+	open_pipe(p);
+	id = ioctl(m, I_LINK, p[0]);
+	CHECK(id > 0);
+	CHECK_RET(set_nonblock(p[1], true), 0);
+	memset(blk, 'r', sizeof(blk));
+	while (sent < 10000000 && write(p[1], blk, sizeof(blk)) ==
+	       sizeof(blk))
+		sent += sizeof(blk);
+	CHECK_EQ(errno, EAGAIN);
+	CHECK_RET(ioctl(p[1], I_FLUSH, FLUSHR), 0);
+	pause_ms(20);
+	while ((r = read(m, blk, sizeof(blk))) > 0)
+		got += r;
+	CHECK_EQ(errno, EAGAIN);
+	printf("flushr: sent %ld got %ld\n", sent, got);
+	CHECK(got > 0 && got < sent);
+	CHECK_RET(write(p[1], "after", 5), 5);
+	CHECK_RET(read_soon(m, blk, sizeof(blk)), 5);
+	CHECK_MEM(blk, "after", 5);
+	CHECK_RET(ioctl(m, I_UNLINK, id), 0);
+	CHECK_RET(close(m), 0);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+}
+
 int main(void)
 {
 	CHECK_ISOLATED_T(test_close_lower, 5);
@@ -445,6 +533,8 @@ int main(void)
 	test_unlink_closed_pipe_end();
 	test_push_beside_link();
 	test_unlink_beside_traffic();
+	test_full_link_moved();
+	test_lower_flushr();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();
 }

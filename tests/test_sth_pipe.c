@@ -6,8 +6,8 @@
  * with and without pipemod (what one end wrote and the other has not
  * read is discarded by FLUSHW; FLUSHR empties the caller's own read
  * side), loop driver pairs (/dev/streams/clone/loop takes minor 2k,
- * /dev/streams/loop/<2k+1> is its other end) with flow control, and
- * closing one end: the other reads what is left, then 0, its writes fail
+ * /dev/streams/loop/<2k+1> is its other end) with flow control and the
+ * hangup a close of one end sends the other, and closing a pipe's end: the other reads what is left, then 0, its writes fail
  * with EPIPE and raise SIGPIPE, and sleepers on it are woken.
  */
 #include "sth.h"
@@ -225,16 +225,22 @@ static void test_loop(void)
 	}
 	CHECK_EQ(got, n * 1000);
 	CHECK_RET(write(a, blk, sizeof(blk)), 1000);
-	/* full again, then b closes: what a held for b is discarded and
-	 * a is writable again (its writes discarded too) */
+	/* full again, with a message for a from b; then b closes: what a
+	 * held for b is discarded, and a is hung up (as the SVR4
+	 * loop-around driver does): it reads what it has, then end of
+	 * file, and its writes fail ENXIO */
 	while (write(a, blk, sizeof(blk)) == (ssize_t)sizeof(blk))
 		;
+	CHECK_RET(write(b, "bye", 3), 3);
 	CHECK_RET(close(b), 0);
 	struct pollfd pf = { a, POLLOUT, 0 };
 	CHECK_RET(poll(&pf, 1, 2000), 1);
-	CHECK_EQ(pf.revents, POLLOUT);
+	CHECK_EQ(pf.revents, POLLHUP);
 	CHECK_RET(set_nonblock(a, false), 0);
-	CHECK_RET(write(a, blk, sizeof(blk)), 1000);
+	CHECK_ERR(write(a, blk, sizeof(blk)), ENXIO);
+	CHECK_RET(read(a, blk, sizeof(blk)), 3);
+	CHECK_MEM(blk, "bye", 3);
+	CHECK_RET(read(a, blk, sizeof(blk)), 0);
 	CHECK_RET(close(a), 0);
 	CHECK_RET(close(c), 0);
 	CHECK_RET(close(d), 0);

@@ -70,13 +70,19 @@ void drv_ack(queue_t *q, mblk_t *mp, mblk_t *dp, int rval)
 	qreply(q, mp);
 }
 
+void drv_putq(queue_t *q, mblk_t *mp)
+{
+	if (!putq(q, mp))
+		freemsg(mp);
+}
+
 void pass_or_queue(queue_t *q, mblk_t *mp)
 {
 	if (mp->b_datap->db_type >= QPCTL ||
 	    (q_idle(q) && bcanputnext(q, mp->b_band)))
 		putnext(q, mp);
 	else
-		putq(q, mp);
+		drv_putq(q, mp);
 }
 
 void drain_queue(queue_t *q)

@@ -35,6 +35,10 @@ static inline bool q_idle(queue_t *q)
 		 (QENAB | QINSERVICE));
 }
 
+/* putq, or free mp when the queue cannot take it (its band's structure
+ * could not be allocated): putq leaves it to the caller then. */
+void drv_putq(queue_t *q, mblk_t *mp);
+
 /* Pass mp on from q respecting flow control and order: putnext if q is
  * idle and the next queue takes it (or it is high priority), else putq. */
 void pass_or_queue(queue_t *q, mblk_t *mp);

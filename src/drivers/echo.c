@@ -22,7 +22,9 @@
 #define ECHO_MAXMINOR 1024
 
 static pthread_mutex_t echo_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned char echo_used[ECHO_MAXMINOR];	/* echo_lock */
+static unsigned int echo_used[ECHO_MAXMINOR];	/* streams of each minor,
+						   closing ones too;
+						   echo_lock */
 
 static int echo_open(queue_t *q, dev_t *devp, int oflag, int sflag,
 		     cred_t *cr)
@@ -43,7 +45,9 @@ static int echo_open(queue_t *q, dev_t *devp, int oflag, int sflag,
 		pthread_mutex_unlock(&echo_lock);
 		return ENXIO;
 	}
-	echo_used[m] = 1;
+	/* (a count: a stream of this minor may still be closing, or a
+	 * clone open taking it, when the head makes another) */
+	echo_used[m]++;
 	pthread_mutex_unlock(&echo_lock);
 	*devp = makedevice(getmajor(*devp), m);
 	q->q_ptr = WR(q)->q_ptr = (void *)(uintptr_t)(m + 1);
@@ -56,7 +60,7 @@ static int echo_close(queue_t *q, int oflag, cred_t *cr)
 
 	pthread_mutex_lock(&echo_lock);
 	if (m < ECHO_MAXMINOR)
-		echo_used[m] = 0;
+		echo_used[m]--;
 	pthread_mutex_unlock(&echo_lock);
 	q->q_ptr = WR(q)->q_ptr = NULL;
 	return 0;
@@ -79,7 +83,7 @@ static int echo_wput(queue_t *q, mblk_t *mp)
 		     bcanputnext(RD(q), mp->b_band)))
 			qreply(q, mp);
 		else
-			putq(q, mp);
+			drv_putq(q, mp);
 		break;
 	default:
 		freemsg(mp);

@@ -7,9 +7,10 @@
  * service procedure, back-enabled when its head drains, re-enables the
  * writer's queue).  A clone open takes a free even minor; open
  * /dev/streams/loop/<minor+1> for the other end.  Writing to an end whose
- * partner is not open discards the message; so does closing an end with
- * what its partner's write queue held for it (a writer blocked on that
- * goes on).
+ * partner is not open yet discards the message.  Closing an end hangs
+ * its partner up (M_HANGUP: it reads what it has, then end of file;
+ * writes fail ENXIO), and discards what the partner's write queue held
+ * for it (a writer blocked on that wakes).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -65,10 +66,14 @@ static int loop_close(queue_t *q, int oflag, cred_t *cr)
 	pthread_mutex_lock(&loop_lock);
 	__atomic_store_n(&loop_rq[m], NULL, __ATOMIC_RELEASE);
 	/* what the partner holds for us is discarded now, and its writers
-	 * blocked by our full head go on (to be discarded too); it cannot
-	 * close meanwhile: its close takes loop_lock */
-	if ((p = loop_rq[m ^ 1]) != NULL)
+	 * blocked by our full head go on; the partner is hung up (as the
+	 * SVR4 loop-around driver does): its reader sees what it has queued,
+	 * then end of file, its writers ENXIO.  It cannot close meanwhile:
+	 * its close takes loop_lock */
+	if ((p = loop_rq[m ^ 1]) != NULL) {
 		qenable(WR(p));
+		(void)putnextctl(p, M_HANGUP);
+	}
 	pthread_mutex_unlock(&loop_lock);
 	q->q_ptr = WR(q)->q_ptr = NULL;
 	return 0;
@@ -102,7 +107,7 @@ static int loop_wput(queue_t *q, mblk_t *mp)
 	     bcanputnext(p, mp->b_band)))
 		putnext(p, mp);
 	else
-		putq(q, mp);
+		drv_putq(q, mp);
 	return 0;
 }
 

@@ -10,7 +10,9 @@
  * service procedures on both sides re-enable each other.  Unlinking is
  * answered after the link is forgotten.  Links persist (I_PLINK) past the
  * upper stream's close; their traffic is then dropped until an upper
- * stream opened on the same driver unlinks them with I_PUNLINK.
+ * stream opened on the same driver unlinks them with I_PUNLINK.  What a
+ * lower stream sends up while its link is being made (mux's procedures in
+ * place, the I_LINK not yet here) waits on its read queue until it is.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -37,7 +39,8 @@ struct mux_lower {
 
 struct mux_upper {
 	queue_t *rq;			/* upper read queue */
-	int route;			/* muxid for writes, 0: oldest */
+	int route;			/* muxid for writes, 0: oldest;
+					   mux_lock */
 };
 
 static pthread_mutex_t mux_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -122,6 +125,8 @@ static void mux_ioctl(queue_t *q, mblk_t *mp)
 		l->next = mux_links;
 		mux_links = l;
 		pthread_mutex_unlock(&mux_lock);
+		/* what came up before the link was made goes on now */
+		qenable(RD(lb->l_qbot));
 		drv_ack(q, mp, NULL, 0);
 		return;
 	case I_UNLINK:
@@ -140,6 +145,11 @@ static void mux_ioctl(queue_t *q, mblk_t *mp)
 			/* under the lock: the lower side's procedures, which
 			 * may be running now, read q_ptr only under it */
 			lb->l_qbot->q_ptr = RD(lb->l_qbot)->q_ptr = NULL;
+			/* an upper writer held back by this link's flow
+			 * control goes on (down another link, or discarded):
+			 * this link's service procedure will not wake it */
+			if (l->up != NULL)
+				qenable(WR(l->up->rq));
 		}
 		pthread_mutex_unlock(&mux_lock);
 		if (l == NULL) {
@@ -151,14 +161,22 @@ static void mux_ioctl(queue_t *q, mblk_t *mp)
 		free(l);
 		drv_ack(q, mp, NULL, 0);
 		return;
-	case MUX_ROUTE:
-		if (ioc->ioc_count != sizeof(int) || mp->b_cont == NULL) {
+	case MUX_ROUTE: {
+		int route;
+
+		if (ioc->ioc_count != sizeof(int) || mp->b_cont == NULL ||
+		    !pullupmsg(mp->b_cont, sizeof(int))) {
 			drv_nak(q, mp, EINVAL);
 			return;
 		}
-		memcpy(&up->route, mp->b_cont->b_rptr, sizeof(int));
+		memcpy(&route, mp->b_cont->b_rptr, sizeof(int));
+		pthread_mutex_lock(&mux_lock);
+		up->route = route;
+		pthread_mutex_unlock(&mux_lock);
+		qenable(WR(q));		/* what waited goes the new way */
 		drv_ack(q, mp, NULL, 0);
 		return;
+	}
 	default:
 		drv_nak(q, mp, EINVAL);
 		return;
@@ -192,7 +210,7 @@ static int mux_uwput(queue_t *q, mblk_t *mp)
 				return 0;
 			}
 		}
-		putq(q, mp);
+		drv_putq(q, mp);
 		return 0;
 	default:
 		freemsg(mp);
@@ -241,7 +259,12 @@ static int mux_urput(queue_t *q, mblk_t *mp)
 
 /* ---- lower side ---- */
 
-static queue_t *upper_rq(queue_t *lq)
+/* Where what comes up lq goes: the upper read queue, or NULL with
+ * *wait set when no link names lq (being made: keep it queued; or just
+ * undone: it stays for the lower stream's own head, whose procedures
+ * come back once ours are done), else NULL (an orphaned persistent
+ * link: drop it). */
+static queue_t *upper_rq(queue_t *lq, bool *wait)
 {
 	struct mux_lower *l;
 	queue_t *rq = NULL;
@@ -250,6 +273,7 @@ static queue_t *upper_rq(queue_t *lq)
 	/* (freed by an unlink once cleared; the head sets it NULL outside
 	 * our lock when it links) */
 	l = __atomic_load_n(&lq->q_ptr, __ATOMIC_RELAXED);
+	*wait = l == NULL;
 	if (l != NULL && l->up != NULL)
 		rq = l->up->rq;
 	pthread_mutex_unlock(&mux_lock);
@@ -259,9 +283,18 @@ static queue_t *upper_rq(queue_t *lq)
 static int mux_lrput(queue_t *q, mblk_t *mp)
 {
 	queue_t *urq;
+	bool wait;
 
 	switch (mp->b_datap->db_type) {
 	case M_FLUSH:
+		/* the lower driver's flush: what waits to go up goes too,
+		 * and its write side is flushed below us as drivers do */
+		if (MBLKL(mp) >= 1 && (mp->b_rptr[0] & FLUSHR)) {
+			if ((mp->b_rptr[0] & FLUSHBAND) && MBLKL(mp) >= 2)
+				flushband(q, mp->b_rptr[1], FLUSHDATA);
+			else
+				flushq(q, FLUSHDATA);
+		}
 		if (MBLKL(mp) >= 1 && (mp->b_rptr[0] & FLUSHW)) {
 			mp->b_rptr[0] &= ~FLUSHR;
 			qreply(q, mp);
@@ -277,8 +310,11 @@ static int mux_lrput(queue_t *q, mblk_t *mp)
 		freemsg(mp);
 		return 0;
 	}
-	if ((urq = upper_rq(q)) == NULL) {
-		freemsg(mp);
+	if ((urq = upper_rq(q, &wait)) == NULL) {
+		if (wait)
+			drv_putq(q, mp);
+		else
+			freemsg(mp);
 		return 0;
 	}
 	if (mp->b_datap->db_type >= QPCTL ||
@@ -286,16 +322,26 @@ static int mux_lrput(queue_t *q, mblk_t *mp)
 	     bcanputnext(urq, mp->b_band)))
 		putnext(urq, mp);
 	else
-		putq(q, mp);
+		drv_putq(q, mp);
 	return 0;
 }
 
 static int mux_lrsrv(queue_t *q)
 {
 	mblk_t *mp;
+	bool wait;
 
+	/* not linked (yet, or any more): what is queued stays; the I_LINK
+	 * enables us once it is made */
+	(void)upper_rq(q, &wait);
+	if (wait)
+		return 0;
 	while ((mp = getq(q)) != NULL) {
-		queue_t *urq = upper_rq(q);
+		queue_t *urq = upper_rq(q, &wait);
+		if (urq == NULL && wait) {
+			putbq(q, mp);	/* (undone meanwhile) */
+			break;
+		}
 		if (urq == NULL) {
 			freemsg(mp);
 			continue;

@@ -650,7 +650,7 @@ static int shp_wput(queue_t *q, mblk_t *mp)
 	/* (mp belongs to the queue once putq returns) */
 	if (!hipri(mp))
 		__atomic_store_n(&e->wblocked, 1, __ATOMIC_RELEASE);
-	putq(q, mp);
+	drv_putq(q, mp);
 	if (tried)
 		arm_retry(q, e);	/* (a descriptor that could not go:
 					   no doorbell says when it can) */

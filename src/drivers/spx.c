@@ -6,6 +6,7 @@
  * ends behave as a loop pair.  The queue pointer comes from the stream
  * head, but a program can put any bytes there with putmsg, so it is
  * accepted only if it is the read queue of another open, unconnected end.
+ * Closing a connected end hangs the other up (M_HANGUP), as loop does.
  * s_pipe() does not use this driver: it connects two stream heads
  * directly, as SVR4's pipe() does.
  */
@@ -59,9 +60,15 @@ static int spx_close(queue_t *q, int oflag, cred_t *cr)
 			*pp = s->next;
 			break;
 		}
+	/* the peer is hung up, and what it queued for us goes (its writers
+	 * held back by our full head wake to ENXIO); it cannot close
+	 * meanwhile: its close takes spx_lock */
 	for (struct spx *o = spx_list; o != NULL; o = o->next)
-		if (o->peer == q)
+		if (o->peer == q) {
 			__atomic_store_n(&o->peer, NULL, __ATOMIC_RELEASE);
+			qenable(WR(o->rq));
+			(void)putnextctl(o->rq, M_HANGUP);
+		}
 	pthread_mutex_unlock(&spx_lock);
 	free(s);
 	q->q_ptr = WR(q)->q_ptr = NULL;
@@ -128,7 +135,7 @@ static int spx_wput(queue_t *q, mblk_t *mp)
 	     bcanputnext(p, mp->b_band)))
 		putnext(p, mp);
 	else
-		putq(q, mp);
+		drv_putq(q, mp);
 	return 0;
 }
 

@@ -152,6 +152,8 @@ static void testmod_ioctl(queue_t *q, mblk_t *mp)
 		v = EPERM;
 		if (mp->b_cont != NULL && MBLKL(mp->b_cont) >= sizeof(int))
 			memcpy(&v, mp->b_cont->b_rptr, sizeof(int));
+		if (v < 0 || v > 4095)
+			v = EINVAL;	/* (not an errno: the caller's) */
 		drv_nak(q, mp, v);
 		return;
 	case TM_TRANSPARENT:
@@ -247,6 +249,10 @@ static void testmod_ioctl(queue_t *q, mblk_t *mp)
 		p->late = mp;
 		p->late_id = qtimeout(q, late_copy, p,
 				      drv_usectohz((clock_t)v * 1000));
+		if (p->late_id == 0) {	/* no callout to be had */
+			p->late = NULL;
+			drv_nak(q, mp, ENOMEM);
+		}
 		return;
 	case TM_STATES:
 		drv_ack(q, mp, NULL, p->states);
