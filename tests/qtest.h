@@ -63,8 +63,27 @@ static inline void qt_link(queue_t *a_rq, queue_t *b_rq)
 	b_rq->q_next = a_rq;
 }
 
+/* The services a test's calls enabled have run: a thread outside any
+ * entry (the test, as a driver's own thread would) hands what it
+ * enables to the scheduler's workers. */
+static inline void qt_settle(void)
+{
+	if (streams_quiesce(5000) != 0) {
+		fprintf(stderr, "qt_settle: services still pending\n");
+		exit(1);
+	}
+}
+
+/* The services run so far of a pair counting into c, once settled. */
+static inline int qt_runs(struct qcount *c)
+{
+	qt_settle();
+	return atomic_load(&c->svc_runs);
+}
+
 static inline void qt_free(queue_t *rq)
 {
+	qt_settle();	/* (none may be on a run list as it goes) */
 	flushq(rq, FLUSHALL);
 	flushq(WR(rq), FLUSHALL);
 	str_freeq(rq);

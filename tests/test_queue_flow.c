@@ -39,13 +39,13 @@ static void test_hysteresis(void)
 	CHECK(dw->q_flag & QWANTW);
 	CHECK_EQ(canput(dw), 0);
 
-	int runs = atomic_load(&cu.svc_runs);
+	int runs = qt_runs(&cu);
 	/* drain: still full at 90 .. 50 (not below low water) */
 	for (int i = 0; i < 5; i++) {
 		mp = getq(dw);
 		freemsg(mp);
 		CHECK(full(dw));
-		CHECK_EQ(atomic_load(&cu.svc_runs), runs);
+		CHECK_EQ(qt_runs(&cu), runs);
 	}
 	CHECK_EQ(dw->q_count, 50);
 	CHECK(full(dw));
@@ -54,28 +54,28 @@ static void test_hysteresis(void)
 	CHECK_EQ(dw->q_count, 40);
 	CHECK(!full(dw));
 	CHECK(!(dw->q_flag & QWANTW));
-	CHECK_EQ(atomic_load(&cu.svc_runs), runs + 1);
-	CHECK(WR(u)->q_flag & QBACK || atomic_load(&cu.svc_runs) == runs + 1);
+	CHECK_EQ(qt_runs(&cu), runs + 1);
+	CHECK(WR(u)->q_flag & QBACK || qt_runs(&cu) == runs + 1);
 	/* further draining does not back-enable again */
 	freemsg(getq(dw));
-	CHECK_EQ(atomic_load(&cu.svc_runs), runs + 1);
+	CHECK_EQ(qt_runs(&cu), runs + 1);
 
 	/* nobody waited: no back-enable when crossing low water */
 	flushq(dw, FLUSHALL);
 	for (int i = 0; i < 10; i++)
 		putq(dw, qt_msg(M_DATA, 0, 10, i));
 	CHECK(full(dw));
-	runs = atomic_load(&cu.svc_runs);
+	runs = qt_runs(&cu);
 	flushq(dw, FLUSHALL);
 	CHECK(!full(dw));
-	CHECK_EQ(atomic_load(&cu.svc_runs), runs);
+	CHECK_EQ(qt_runs(&cu), runs);
 
 	/* flushq of a full queue a writer waits on back-enables */
 	for (int i = 0; i < 10; i++)
 		putq(dw, qt_msg(M_DATA, 0, 10, i));
 	CHECK_EQ(canput(dw), 0);
 	flushq(dw, FLUSHDATA);
-	CHECK_EQ(atomic_load(&cu.svc_runs), runs + 1);
+	CHECK_EQ(qt_runs(&cu), runs + 1);
 
 	/* lowat 0: clears only when empty */
 	strqset(dw, QLOWAT, 0, 0);
@@ -130,13 +130,13 @@ static void test_bands(void)
 	CHECK_EQ(bcanputnext(WR(u), 0), 1);
 	CHECK_EQ(bcanputnext(WR(u), 1), 0);
 	CHECK(dw->q_bandp[0].qb_flag & QB_WANTW);
-	int runs = atomic_load(&cu.svc_runs);
+	int runs = qt_runs(&cu);
 	freemsg(getq(dw));			/* 20: not below 20 */
 	CHECK(dw->q_bandp[0].qb_flag & QB_FULL);
-	CHECK_EQ(atomic_load(&cu.svc_runs), runs);
+	CHECK_EQ(qt_runs(&cu), runs);
 	freemsg(getq(dw));			/* 10 < 20 */
 	CHECK(!(dw->q_bandp[0].qb_flag & QB_FULL));
-	CHECK_EQ(atomic_load(&cu.svc_runs), runs + 1);
+	CHECK_EQ(qt_runs(&cu), runs + 1);
 	CHECK(WR(u)->q_nband == 0 || !(WR(u)->q_bandp[0].qb_flag & QB_WANTW));
 	flushq(dw, FLUSHALL);
 	qt_free(d);
@@ -161,9 +161,9 @@ static void test_chain(void)
 	CHECK_EQ(canputnext(WR(u)), 0);
 	CHECK(dw->q_flag & QWANTW);
 	CHECK(!(WR(m)->q_flag & QWANTW));
-	int runs = atomic_load(&cu.svc_runs);
+	int runs = qt_runs(&cu);
 	freemsg(getq(dw));
-	CHECK_EQ(atomic_load(&cu.svc_runs), runs + 1);	/* u, skipping m */
+	CHECK_EQ(qt_runs(&cu), runs + 1);	/* u, skipping m */
 	CHECK_EQ(atomic_load(&cm.svc_runs), 0);
 	qt_free(d);
 	qt_free(m);
@@ -178,31 +178,31 @@ static void test_wantr_noenable(void)
 
 	/* a fresh queue wants reading (SVR4 qattach): band-0 putq enables */
 	CHECK(q->q_flag & QWANTR);
-	runs = atomic_load(&c.svc_runs);
+	runs = qt_runs(&c);
 	putq(q, qt_msg(M_DATA, 0, 1, 1));
-	CHECK_EQ(atomic_load(&c.svc_runs), runs + 1);
+	CHECK_EQ(qt_runs(&c), runs + 1);
 	/* the service above did not read it: QWANTR still set, so a second
 	 * message enables again */
 	putq(q, qt_msg(M_DATA, 0, 1, 1));
-	CHECK_EQ(atomic_load(&c.svc_runs), runs + 2);
+	CHECK_EQ(qt_runs(&c), runs + 2);
 	freemsg(getq(q));
 	freemsg(getq(q));
 	CHECK(!(q->q_flag & QWANTR));	/* returned a message */
 	CHECK_PTR(getq(q), NULL);
 	CHECK(q->q_flag & QWANTR);	/* found it empty */
 	putq(q, qt_msg(M_DATA, 0, 1, 2));
-	CHECK_EQ(atomic_load(&c.svc_runs), runs + 3);
+	CHECK_EQ(qt_runs(&c), runs + 3);
 	/* a reader that got a message and did not come back: no enable */
 	freemsg(getq(q));
 	CHECK(!(q->q_flag & QWANTR));
 	putq(q, qt_msg(M_DATA, 0, 1, 2));
-	CHECK_EQ(atomic_load(&c.svc_runs), runs + 3);
+	CHECK_EQ(qt_runs(&c), runs + 3);
 	freemsg(getq(q));
 
 	/* band messages enable whenever allowed */
-	runs = atomic_load(&c.svc_runs);
+	runs = qt_runs(&c);
 	putq(q, qt_msg(M_DATA, 3, 1, 3));
-	CHECK_EQ(atomic_load(&c.svc_runs), runs + 1);
+	CHECK_EQ(qt_runs(&c), runs + 1);
 	freemsg(getq(q));
 
 	/* noenable: ordinary messages do not schedule, high priority does,
@@ -210,39 +210,39 @@ static void test_wantr_noenable(void)
 	noenable(q);
 	CHECK(q->q_flag & QNOENB);
 	CHECK_PTR(getq(q), NULL);	/* QWANTR */
-	runs = atomic_load(&c.svc_runs);
+	runs = qt_runs(&c);
 	putq(q, qt_msg(M_DATA, 0, 1, 4));
 	putq(q, qt_msg(M_DATA, 2, 1, 5));
-	CHECK_EQ(atomic_load(&c.svc_runs), runs);
+	CHECK_EQ(qt_runs(&c), runs);
 	putq(q, qt_msg(M_PCPROTO, 0, 1, 6));
-	CHECK_EQ(atomic_load(&c.svc_runs), runs + 1);
+	CHECK_EQ(qt_runs(&c), runs + 1);
 	qenable(q);
-	CHECK_EQ(atomic_load(&c.svc_runs), runs + 2);
+	CHECK_EQ(qt_runs(&c), runs + 2);
 	enableok(q);
 	CHECK(!(q->q_flag & QNOENB));
 	flushq(q, FLUSHALL);
 	CHECK_PTR(getq(q), NULL);
 	putq(q, qt_msg(M_DATA, 0, 1, 7));
-	CHECK_EQ(atomic_load(&c.svc_runs), runs + 3);
+	CHECK_EQ(qt_runs(&c), runs + 3);
 	flushq(q, FLUSHALL);
 
 	/* qenable of an enabled queue is a no-op: inside one entry the
 	 * service runs once, on the way out */
-	runs = atomic_load(&c.svc_runs);
+	runs = qt_runs(&c);
 	struct strthread *t = str_enter();
 	qenable(q);
 	qenable(q);
 	qenable(q);
 	CHECK(q->q_flag & QENAB);
-	CHECK_EQ(atomic_load(&c.svc_runs), runs);
+	CHECK_EQ(qt_runs(&c), runs);
 	str_exit(t);
-	CHECK_EQ(atomic_load(&c.svc_runs), runs + 1);
+	CHECK_EQ(qt_runs(&c), runs + 1);
 	CHECK(!(q->q_flag & QENAB));
 
 	/* putbq of high priority enables (the documented loop hazard) */
-	runs = atomic_load(&c.svc_runs);
+	runs = qt_runs(&c);
 	putbq(q, qt_msg(M_PCPROTO, 0, 1, 8));
-	CHECK_EQ(atomic_load(&c.svc_runs), runs + 1);
+	CHECK_EQ(qt_runs(&c), runs + 1);
 	flushq(q, FLUSHALL);
 	qt_free(p);
 }

@@ -1,7 +1,8 @@
 /*
  * test_sched -- the scheduler: a service procedure never runs twice at
  * once, however many threads enable it; a queue that re-enables itself
- * without end is handed to the worker threads; streams_run and
+ * without end is handed to the worker threads; a driver's thread may hold
+ * its own lock across qenable and putq; streams_run and
  * streams_set_workers.
  */
 #define _GNU_SOURCE
@@ -121,10 +122,62 @@ static void test_storm(int workers)
 	qt_free(rq);
 }
 
+/* A driver's own thread (outside any entry) may hold its own lock across
+ * qenable and putq (DDI): the service procedure that takes that lock
+ * runs on a worker, after the thread lets go, not inside the call on the
+ * thread holding it (where an error-checking mutex said EDEADLK, and a
+ * plain one waited for good).  With no workers the application runs the
+ * services itself: then in the call, as before. */
+static pthread_mutex_t dl_lock;
+static _Atomic int dl_err = -1, dl_tid;
+
+static int dl_srv(queue_t *q)
+{
+	mblk_t *mp;
+
+	atomic_store(&dl_err, pthread_mutex_lock(&dl_lock));
+	atomic_store(&dl_tid, (int)syscall(SYS_gettid));
+	if (atomic_load(&dl_err) == 0)
+		pthread_mutex_unlock(&dl_lock);
+	while ((mp = getq(q)) != NULL)
+		freemsg(mp);
+	return 0;
+}
+
+static struct qinit dl_init = { slow_put, dl_srv, qt_open, NULL, NULL, &s_minfo, NULL };
+
+static void test_lock_across_enable(void)
+{
+	pthread_mutexattr_t a;
+	queue_t *rq = str_allocq(&dl_init, &dl_init, D_MP, NULL, QP_MOD);
+
+	REQUIRE(rq != NULL);
+	rq->q_flag &= ~QPROCSOFF;
+	WR(rq)->q_flag &= ~QPROCSOFF;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_init(&dl_lock, &a);
+	for (int how = 0; how < 2; how++) {
+		atomic_store(&dl_err, -1);
+		pthread_mutex_lock(&dl_lock);
+		if (how == 0)
+			qenable(WR(rq));
+		else
+			CHECK_EQ(putq(WR(rq), qt_msg(M_PCPROTO, 0, 1, 1)), 1);
+		pthread_mutex_unlock(&dl_lock);
+		CHECK_EQ(streams_quiesce(5000), 0);
+		CHECK_EQ(atomic_load(&dl_err), 0);
+		CHECK(atomic_load(&dl_tid) != (int)syscall(SYS_gettid));
+	}
+	qt_free(rq);
+	pthread_mutex_destroy(&dl_lock);
+}
+
 int main(void)
 {
 	th_mark();
 	CHECK_EQ(streams_set_workers(-1), -EINVAL);
+	test_lock_across_enable();
 	test_never_twice();
 	test_storm(2);
 	test_storm(0);

@@ -43,7 +43,8 @@ static int str_sched_active;			/* services running; atomic */
 static pthread_mutex_t str_workers_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t str_workers[MAX_WORKERS];	/* str_workers_lock */
 static int str_nworkers;			/* running; atomic */
-static int str_want_workers = -1;		/* -1: default */
+static int str_want_workers = -1;		/* -1: default; written under
+						   str_workers_lock, atomic */
 static int str_workers_stop;			/* atomic */
 
 int strsched_nworkers(void)
@@ -141,22 +142,35 @@ static queue_t *global_pop(void)
 }
 
 /*
- * Only threads inside an entry add to run lists, and always to their own:
- * a thread outside any entry enters, and so runs the service procedure on
- * its way out, now.  The global list takes only what a local list hands
- * off (LOCAL_BUDGET), from inside an entry.  So a dying queue is settled
- * by strsched_unschedule(), a grace period, and strsched_unschedule()
- * once more: a thread that was inside during the first may have handed
- * it to the global list before it left (str_qdetach, str_push's failure).
+ * A thread inside an entry adds to its own run list.  A thread outside
+ * any entry (a driver's own thread, an open) hands the queue to the
+ * workers: running the service procedure in its call would break the
+ * DDI's promise that a driver may hold its own locks across qenable,
+ * putq and the rest (a service procedure taking the same lock would wait
+ * for itself); with no workers (streams_set_workers(0): the application
+ * runs the services itself; or shutting down) it runs them on its way
+ * out of the entry it makes, as inside one.  It enters either way, so a
+ * dying queue is settled by
+ * strsched_unschedule(), a grace period, and strsched_unschedule() once
+ * more: a thread that was inside during the first may have handed it to
+ * the global list before it left (str_qdetach, str_push's failure).
  */
 void strsched_enable(queue_t *q)
 {
 	struct strthread *t = str_self();
-	bool outside = t->t_depth == 0;
 
+	strstat_add(t, ST_QENABLES, 1);
+	if (t->t_depth == 0 &&
+	    __atomic_load_n(&str_want_workers, __ATOMIC_RELAXED) != 0 &&
+	    !str_shutting_down) {
+		str_enter();
+		global_add(q);
+		str_exit(t);
+		return;
+	}
+	bool outside = t->t_depth == 0;
 	if (outside)
 		str_enter();
-	strstat_add(t, ST_QENABLES, 1);
 	q->q_link = NULL;
 	if (t->t_runq_tail != NULL)
 		t->t_runq_tail->q_link = q;
@@ -301,7 +315,8 @@ void strsched_start(void)
 {
 	pthread_mutex_lock(&str_workers_lock);
 	if (str_want_workers < 0)
-		str_want_workers = default_workers();
+		__atomic_store_n(&str_want_workers, default_workers(),
+				 __ATOMIC_RELAXED);
 	__atomic_store_n(&str_workers_stop, 0, __ATOMIC_RELEASE);
 	while (str_nworkers < str_want_workers) {
 		pthread_attr_t a;
@@ -350,7 +365,7 @@ int streams_set_workers(int n)
 		str_init();
 	stop_workers();
 	pthread_mutex_lock(&str_workers_lock);
-	str_want_workers = n;
+	__atomic_store_n(&str_want_workers, n, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&str_workers_lock);
 	if (n > 0)
 		strsched_start();
