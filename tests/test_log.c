@@ -96,6 +96,27 @@ static void test_ctl(void)
 	CHECK_EQ(mp->b_rptr[1], EPIPE);
 	freemsg(mp);
 	CHECK_EQ(putnextctl(WR(a), M_DATA), 0);	/* data types refused */
+	/* ... M_DELAY excepted */
+	CHECK_EQ(putnextctl1(WR(a), M_DELAY, 5), 1);
+	mp = getq(WR(b));
+	REQUIRE(mp != NULL);
+	CHECK_EQ(mp->b_datap->db_type, M_DELAY);
+	CHECK_EQ(mp->b_rptr[0], 5);
+	freemsg(mp);
+	/* merror on a read queue sends the error up, on a write queue
+	 * back up (qreply) */
+	merror(b, qt_msg(M_DATA, 0, 4, 1), EIO);
+	mp = getq(a);
+	REQUIRE(mp != NULL);
+	CHECK_EQ(mp->b_datap->db_type, M_ERROR);
+	CHECK_EQ(mp->b_rptr[0], EIO);
+	freemsg(mp);
+	merror(WR(b), qt_msg(M_DATA, 0, 4, 1), EPIPE);
+	mp = getq(a);
+	REQUIRE(mp != NULL);
+	CHECK_EQ(mp->b_datap->db_type, M_ERROR);
+	CHECK_EQ(mp->b_rptr[0], EPIPE);
+	freemsg(mp);
 	/* qreply from b's write queue lands on a's read queue */
 	CHECK_EQ(qreply(WR(b), qt_msg(M_PCPROTO, 0, 1, 9)), 1);
 	mp = getq(a);

@@ -4,6 +4,8 @@
  */
 #include <errno.h>
 
+#include <limits.h>
+
 #include "t.h"
 #include "harness.h"
 
@@ -122,6 +124,9 @@ static void test_adjmsg(void)
 	CHECK(strcmp(flat(mp), "abc") == 0);
 	CHECK_EQ(adjmsg(mp, -3), 1);
 	CHECK_EQ(MBLKL(mp), 0);
+	/* the most negative length: refused (its negation overflows) */
+	CHECK_EQ(adjmsg(mp, -SSIZE_MAX - 1), 0);
+	CHECK_EQ(adjmsg(mp, SSIZE_MAX), 0);
 	freemsg(mp);
 	CHECK_EQ(adjmsg(NULL, 1), 0);
 }
@@ -219,6 +224,39 @@ static void test_ioc_helpers(void)
 	CHECK_EQ(msgdsize(mp->b_cont), 3);
 	freemsg(mp);
 	freemsg(mp2);
+
+	/* mkiocb's block takes the copyreq mcopyin makes of it */
+	mp = mkiocb(99);
+	REQUIRE(mp != NULL);
+	mcopyin(mp, (void *)5, 4, (void *)0x1000);
+	CHECK_EQ(mp->b_datap->db_type, M_COPYIN);
+	CHECK_EQ(MBLKL(mp), sizeof(struct copyreq));
+	CHECK(mp->b_wptr <= mp->b_datap->db_lim);
+	struct copyreq *cq = (struct copyreq *)mp->b_rptr;
+	CHECK_EQ(cq->cq_cmd, 99);
+	CHECK_EQ(cq->cq_size, 4);
+	CHECK_PTR(cq->cq_addr, (void *)0x1000);
+	CHECK_PTR(cq->cq_private, (void *)5);
+	freemsg(mp);
+	/* a module's own M_IOCTL with room for its iocblk alone: the copy
+	 * request cannot be made in it, and it becomes a NAK (ENOMEM) */
+	mp = allocb(sizeof(struct iocblk), BPRI_MED);
+	REQUIRE(mp != NULL);
+	if ((size_t)(mp->b_datap->db_lim - mp->b_datap->db_base) <
+	    sizeof(struct copyreq)) {
+		mp->b_datap->db_type = M_IOCTL;
+		memset(mp->b_rptr, 0, sizeof(struct iocblk));
+		((struct iocblk *)mp->b_rptr)->ioc_cmd = 77;
+		mp->b_wptr += sizeof(struct iocblk);
+		mcopyout(mp, NULL, 4, (void *)0x1000, th_data(4, 'o'));
+		CHECK_EQ(mp->b_datap->db_type, M_IOCNAK);
+		ioc = (struct iocblk *)mp->b_rptr;
+		CHECK_EQ(ioc->ioc_cmd, 77);
+		CHECK_EQ(ioc->ioc_error, ENOMEM);
+		CHECK_EQ(ioc->ioc_count, 0);
+		CHECK(mp->b_wptr <= mp->b_datap->db_lim);
+	}
+	freemsg(mp);
 
 	mp = mexchange(NULL, NULL, 16, M_PCPROTO, 42);
 	REQUIRE(mp != NULL);

@@ -169,8 +169,9 @@ int adjmsg(mblk_t *mp, ssize_t len)
 
 	if (mp == NULL)
 		return 0;
-	want = len < 0 ? (size_t)-len : (size_t)len;
-	if (len == -SSIZE_MAX - 1 || xmsgsize(mp) < want)
+	/* (negated as size_t: -len overflows for SSIZE_MIN) */
+	want = len < 0 ? (size_t)0 - (size_t)len : (size_t)len;
+	if (xmsgsize(mp) < want)
 		return 0;
 	if (len >= 0) {
 		mblk_t *bp = mp, *prev = NULL;
@@ -349,13 +350,21 @@ mblk_t *allocb_tmpl(size_t size, const mblk_t *tmpl)
 	return mp;
 }
 
+/* An ioctl's block: room for its iocblk and the copyreq or copyresp it
+ * becomes on the way (the copyreq is the largest). */
+#define IOC_MAX2(a, b)	((a) > (b) ? (a) : (b))
+#define IOC_ROOM	IOC_MAX2(sizeof(struct iocblk), \
+				 IOC_MAX2(sizeof(struct copyreq), \
+					  sizeof(struct copyresp)))
+
 mblk_t *mkiocb(unsigned int cmd)
 {
 	static _Atomic unsigned int ioc_id = 0x40000000u;
 	struct iocblk *ioc;
 	mblk_t *mp;
 
-	if ((mp = allocb(sizeof(struct iocblk), BPRI_MED)) == NULL)
+	/* (room for the copyreq or copyresp it may be turned into) */
+	if ((mp = allocb(IOC_ROOM, BPRI_MED)) == NULL)
 		return NULL;
 	mp->b_datap->db_type = M_IOCTL;
 	ioc = (struct iocblk *)mp->b_rptr;
@@ -368,7 +377,8 @@ mblk_t *mkiocb(unsigned int cmd)
 }
 
 /* Turn mp into M_ERROR with error and send it upstream (q is a write
- * queue or read queue; the error travels toward the stream head). */
+ * queue, answered with qreply, or a read queue, passed on; the error
+ * travels toward the stream head). */
 void merror(queue_t *q, mblk_t *mp, int error)
 {
 	if (mp->b_cont != NULL) {
@@ -380,7 +390,10 @@ void merror(queue_t *q, mblk_t *mp, int error)
 	mp->b_wptr = mp->b_rptr;
 	if (MBLKTAIL(mp) >= 1) {
 		*mp->b_wptr++ = (unsigned char)error;
-		qreply(q, mp);
+		if (q->q_flag & QREADR)
+			putnext(q, mp);
+		else
+			qreply(q, mp);
 	} else {
 		freemsg(mp);
 		putnextctl1(q->q_flag & QREADR ? q : OTHERQ(q), M_ERROR,
@@ -464,6 +477,22 @@ static void mkcopyreq(mblk_t *mp, unsigned char type, void *priv,
 	if (useraddr == NULL && mp->b_cont != NULL &&
 	    MBLKL(mp->b_cont) >= sizeof(void *))
 		memcpy(&useraddr, mp->b_cont->b_rptr, sizeof(void *));
+	/* the copyreq is larger than an iocblk: from the block's start,
+	 * and where even that has no room (a module's own small M_IOCTL),
+	 * the ioctl fails ENOMEM instead of writing past the block */
+	mp->b_rptr = mp->b_datap->db_base;
+	if ((size_t)(mp->b_datap->db_lim - mp->b_rptr) < sizeof(*cq)) {
+		ioc = (struct iocblk *)mp->b_rptr;
+		memmove(ioc, &(struct iocblk){ .ioc_cmd = cmd, .ioc_cr = cr,
+					       .ioc_id = id, .ioc_flag = flag,
+					       .ioc_error = ENOMEM,
+					       .ioc_rval = -1 },
+			sizeof(*ioc));
+		mp->b_datap->db_type = M_IOCNAK;
+		mp->b_wptr = mp->b_rptr + sizeof(*ioc);
+		return;
+	}
+	cq = (struct copyreq *)mp->b_rptr;
 	memset(cq, 0, sizeof(*cq));
 	cq->cq_cmd = cmd;
 	cq->cq_cr = cr;

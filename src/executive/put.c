@@ -84,7 +84,9 @@ static mblk_t *mkctl(int type, int n, int p1, int p2)
 {
 	mblk_t *mp;
 
-	if (type < 0 || type > 0xff || datamsg(type))
+	/* (the data types are refused, M_DELAY excepted: a tty module's
+	 * putnextctl1(q, M_DELAY, ticks)) */
+	if (type < 0 || type > 0xff || (datamsg(type) && type != M_DELAY))
 		return NULL;
 	if ((mp = allocb((size_t)n, BPRI_HI)) == NULL)
 		return NULL;
