@@ -212,17 +212,31 @@ static void test_orderly(void)
 
 	REQUIRE(xt_pair(&c, &s) == 0);
 	CHECK_RET(t_snd(c, "hello", 5, 0), 5);
-	/* TCP carries no orderly-release data: the library refuses it and
-	 * the connection goes on (the provider does not say ORDRELDATA) */
-	CHECK_TERR(t_sndreldata(c, NULL), TNOTSUPPORT);
+	/* TCP carries no orderly-release data (the provider does not say
+	 * ORDRELDATA): data given is TBADDATA and the connection goes on;
+	 * without data t_sndreldata and t_rcvreldata are t_sndrel and
+	 * t_rcvrel (XNS 5.2) */
+	struct t_discon d;
+	char rd[8];
+	memset(&d, 0, sizeof(d));
+	d.udata.buf = "rel";
+	d.udata.len = 3;
+	CHECK_TERR(t_sndreldata(c, &d), TBADDATA);
 	CHECK_STATE(c, T_DATAXFER);
-	CHECK_RET(t_sndrel(c), 0);
+	CHECK_RET(t_sndreldata(c, NULL), 0);
 	CHECK_STATE(c, T_OUTREL);
 	CHECK_RET(xt_rcv_all(s, buf, 5), 0);
 	CHECK_MEM(buf, "hello", 5);
 	CHECK_TERR(t_rcv(s, buf, sizeof(buf), &flags), TLOOK);
 	CHECK_RET(t_look(s), T_ORDREL);
-	CHECK_RET(t_rcvrel(s), 0);
+	memset(&d, 0, sizeof(d));
+	d.udata.buf = rd;
+	d.udata.maxlen = sizeof(rd);
+	d.udata.len = 99;
+	d.reason = 99;
+	CHECK_RET(t_rcvreldata(s, &d), 0);
+	CHECK_EQ(d.udata.len, 0);
+	CHECK_EQ(d.reason, 0);
 	CHECK_STATE(s, T_INREL);
 	CHECK_RET(t_snd(s, "bye", 3, 0), 3);
 	CHECK_RET(t_sndrel(s), 0);

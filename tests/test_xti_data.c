@@ -415,6 +415,17 @@ static void test_efault(void)
 	CHECK_RET(t_rcv(f->xfd, a, sizeof(a), &flags), 4);
 	CHECK_MEM(a, "keep", 4);
 	CHECK_EQ(flags, 0);
+	/* a t_rcv into a bad buffer loses nothing and keeps the order */
+	ferry_put(f, fm_data(fm_data_ind(&m, 0), "one", 3));
+	ferry_put(f, fm_data(fm_data_ind(&m, 0), "two", 3));
+	ferry_put(f, fm_data(fm_data_ind(&m, 0), "six", 3));
+	CHECK_TSYS(t_rcv(f->xfd, bad_address(), 3, &flags), EFAULT);
+	CHECK_RET(t_rcv(f->xfd, a, 3, &flags), 3);
+	CHECK_MEM(a, "one", 3);
+	CHECK_RET(t_rcv(f->xfd, a, 3, &flags), 3);
+	CHECK_MEM(a, "two", 3);
+	CHECK_RET(t_rcv(f->xfd, a, 3, &flags), 3);
+	CHECK_MEM(a, "six", 3);
 	ferry_free(f);
 }
 

@@ -7,13 +7,14 @@
  * disconnect is pending, TFLOW when asynchronous and flow controlled,
  * TNOTSUPPORT on T_COTS; with data: t_sndreldata's T_ORDREL_REQ with the
  * data, TBADDATA beyond DDATA_size, t_rcvreldata's data (TBUFOVFLW
- * after the state changed), TNOTSUPPORT without ORDRELDATA.
+ * after the state changed); without ORDRELDATA data to send is TBADDATA
+ * and the calls are t_sndrel and t_rcvrel (XNS 5.2).
  *
  * Abortive release: t_snddis in T_DATAXFER flushes what waits to be sent
  * and sends T_DISCON_REQ (SEQ_number -1, the data) acknowledged by
  * T_OK_ACK (T_IDLE), provider errors leave the state, TBADDATA, TLOOK;
- * in T_OUTCON too.  t_rcvdis: reason and data, TBUFOVFLW (T_IDLE all the
- * same), a NULL discon, TNODIS when the disconnect is not first.
+ * in T_OUTCON too.  t_rcvdis: reason and data, TBUFOVFLW (T_IDLE, the
+ * reason and sequence given all the same), a NULL discon, TNODIS when the disconnect is not first.
  */
 #include "ferry.h"
 
@@ -117,15 +118,26 @@ static void test_reldata(void)
 	CHECK_STATE(f->xfd, T_IDLE);
 	ferry_free(f);
 
-	/* without ORDRELDATA */
+	/* without ORDRELDATA (XNS 5.2): data to send is TBADDATA; without
+	 * data they are t_sndrel and t_rcvrel (no data, reason 0) */
 	struct T_info_ack ia = fi_info(T_COTS_ORD, TS_DATA_XFER);
 	ia.PROVIDER_flag = 0;
 	f = ferry_new();
 	CHECK_RET(ferry_sync_ep(f, &ia), T_DATAXFER);
-	CHECK_TERR(t_sndreldata(f->xfd, &d), TNOTSUPPORT);
-	CHECK_TERR(t_rcvreldata(f->xfd, &d), TNOTSUPPORT);
-	CHECK_RET(t_sndrel(f->xfd), 0);
+	CHECK_EQ(d.udata.len, 5);
+	CHECK_TERR(t_sndreldata(f->xfd, &d), TBADDATA);
+	CHECK_STATE(f->xfd, T_DATAXFER);
+	ferry_put(f, fm_ordrel_ind(&m));
+	d.udata.len = 9;
+	d.reason = 9;
+	CHECK_RET(t_rcvreldata(f->xfd, &d), 0);
+	CHECK_EQ(d.udata.len, 0);
+	CHECK_EQ(d.reason, 0);
+	CHECK_STATE(f->xfd, T_INREL);
+	d.udata.len = 0;
+	CHECK_RET(t_sndreldata(f->xfd, &d), 0);
 	FERRY_GOT(f, fm_ordrel_req(&w));
+	CHECK_STATE(f->xfd, T_IDLE);
 	ferry_free(f);
 }
 
@@ -222,7 +234,11 @@ static void test_rcvdis(void)
 	ferry_put(f, fm_data(fm_discon_ind(&m, 77, -1), "reason", 6));
 	CHECK_TERR(t_rcvdis(f->xfd, &d), TNODIS);	/* data first */
 	CHECK_RET(t_rcv(f->xfd, buf, sizeof(buf), &flags), 1);
+	d.reason = 0;
+	d.sequence = 5;
 	CHECK_TERR(t_rcvdis(f->xfd, &d), TBUFOVFLW);
+	CHECK_EQ(d.reason, 77);		/* given all the same */
+	CHECK_EQ(d.sequence, -1);
 	CHECK_STATE(f->xfd, T_IDLE);
 	CHECK_RET(t_look(f->xfd), 0);
 	ferry_free(f);

@@ -27,7 +27,7 @@
 
 #include "xti_impl.h"
 
-#define ALIGN4(n)	(((n) + 3u) & ~3u)
+#define ALIGN4(n)	(((size_t)(n) + 3) & ~(size_t)3)
 
 /* ---- building a request: structure, then regions (aligned) ---- */
 

@@ -214,7 +214,7 @@ static int rcv_held(struct xti_ep *ep, struct xti_msg *m, char *buf,
 		n = nbytes;
 	if (n > 0 && xti_uout(buf, m->m_dat + m->m_doff, n) != 0) {
 		pthread_mutex_lock(&ep->ep_lock);
-		xti_held_push(ep, m);	/* (back at the end: rare) */
+		xti_held_front(ep, m);	/* (back first, where it was) */
 		pthread_mutex_unlock(&ep->ep_lock);
 		return xti_syserr(EFAULT);
 	}

@@ -88,18 +88,22 @@ static struct xti_msg *take_ind(struct xti_ep *ep, t_scalar_t prim,
 	return NULL;
 }
 
-/* Hand udata (and for a disconnect reason, sequence) to the caller's
- * t_discon; after the state changed, so TBUFOVFLW loses only the data. */
+/* Hand the reason (and for a disconnect, the sequence) and udata to the
+ * caller's t_discon; after the state changed, so TBUFOVFLW loses only
+ * the data: the reason and sequence are given first (with several
+ * connect indications outstanding, the sequence is the only way to know
+ * which one went). */
 static int discon_out(struct t_discon *ud, const struct t_discon *d,
-		      const struct xti_msg *m, int reason, int seq, bool all)
+		      const struct xti_msg *m, int reason, int seq, bool dis)
 {
 	if (ud == NULL)
 		return 0;
+	if (xti_uout(&ud->reason, &reason, sizeof(int)) != 0 ||
+	    (dis && xti_uout(&ud->sequence, &seq, sizeof(int)) != 0))
+		return xti_syserr(EFAULT);
 	if (xti_nb_fits(&d->udata, (size_t)m->m_dlen) != 0)
 		return xti_err(TBUFOVFLW);
-	if (xti_nb_put(&ud->udata, &d->udata, m->m_dat, (size_t)m->m_dlen) ||
-	    (all && (xti_uout(&ud->reason, &reason, sizeof(int)) != 0 ||
-		     xti_uout(&ud->sequence, &seq, sizeof(int)) != 0)))
+	if (xti_nb_put(&ud->udata, &d->udata, m->m_dat, (size_t)m->m_dlen))
 		return xti_syserr(EFAULT);
 	return 0;
 }
@@ -154,12 +158,13 @@ static void rel_done(struct xti_ep *ep, int ev)
 	pthread_mutex_unlock(&ep->ep_lock);
 }
 
-/* The arguments of a release call: TNOTSUPPORT for release data when
- * the provider has no ORDRELDATA, the application's discon (if any)
- * copied into d, else d zeroed; *lim gets DDATA_size.  0 or -1 with
- * t_errno. */
+/* The arguments of a release call: the application's discon (if any)
+ * copied into d, else d zeroed; *lim gets the release data's limit:
+ * DDATA_size, or 0 when the provider has no ORDRELDATA (XNS 5.2: then
+ * t_sndreldata and t_rcvreldata behave as t_sndrel and t_rcvrel, and
+ * data given to send is TBADDATA).  0 or -1 with t_errno. */
 static int rel_args(struct xti_ep *ep, const struct t_discon *discon,
-		    bool withdata, struct t_discon *d, t_scalar_t *lim)
+		    struct t_discon *d, t_scalar_t *lim)
 {
 	int flags;
 
@@ -167,9 +172,9 @@ static int rel_args(struct xti_ep *ep, const struct t_discon *discon,
 	flags = ep->ep_info.PROVIDER_flag;
 	*lim = ep->ep_info.DDATA_size;
 	pthread_mutex_unlock(&ep->ep_lock);
+	if (!(flags & ORDRELDATA))
+		*lim = 0;
 	memset(d, 0, sizeof(*d));
-	if (withdata && !(flags & ORDRELDATA))
-		return xti_err(TNOTSUPPORT);
 	if (discon != NULL && xti_uin(d, discon, sizeof(*d)) != 0)
 		return xti_syserr(EFAULT);
 	return 0;
@@ -186,9 +191,9 @@ static int sndrel(int fd, struct t_discon *discon, bool withdata)
 	ep = xti_begin(fd, NEED_ORD, EV_SNDREL, -1);
 	if (ep == NULL)
 		return -1;
-	if (rel_args(ep, discon, withdata, &d, &lim) != 0)
+	if (rel_args(ep, discon, &d, &lim) != 0)
 		goto out;
-	if (!xti_size_ok(lim, d.udata.len)) {
+	if (d.udata.len > 0 && (lim == 0 || !xti_size_ok(lim, d.udata.len))) {
 		xti_err(TBADDATA);
 		goto out;
 	}
@@ -232,7 +237,7 @@ static int rcvrel(int fd, struct t_discon *discon, bool withdata)
 	ep = xti_begin(fd, NEED_ORD, EV_RCVREL, -1);
 	if (ep == NULL)
 		return -1;
-	if (rel_args(ep, discon, withdata, &d, &lim) != 0)
+	if (rel_args(ep, discon, &d, &lim) != 0)
 		goto out;
 	m = take_ind(ep, T_ORDREL_IND, TNOREL, true);
 	if (m == NULL)
