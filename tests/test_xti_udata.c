@@ -101,6 +101,22 @@ static void test_snd(void)
 	CHECK_EQ(n, 0);
 	CHECK_RET(t_look(f->xfd), T_GODATA);
 	ferry_free(f);
+
+	/* a provider with no limit on addresses and options (T_INFINITE):
+	 * an address of nearly 4 GiB makes a control part no putmsg can
+	 * carry (TSYSERR ERANGE), not a wrapped size and a write past the
+	 * library's buffer */
+	ia = fi_info(T_CLTS, TS_IDLE);
+	ia.ADDR_size = T_INFINITE;
+	ia.OPT_size = T_INFINITE;
+	f = ferry_new();
+	CHECK_RET(ferry_sync_ep(f, &ia), T_IDLE);
+	ud.addr.len = 0xfffffff0u;
+	ud.opt.len = 16;
+	ud.udata.len = 1;
+	CHECK_TSYS(t_sndudata(f->xfd, &ud), ERANGE);
+	FERRY_NOTHING(f);
+	ferry_free(f);
 }
 
 static void test_rcv(void)
