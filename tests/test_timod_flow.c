@@ -474,6 +474,54 @@ static void test_replaced(void)
 	signal(SIGUSR1, SIG_IGN);
 }
 
+/* A high priority request passes a normal one sent before it: a TI_BIND
+ * given up and replaced by a TI_GETINFO can be answered after it, and
+ * its late T_BIND_ACK is still dropped (the GETINFO's answer does not
+ * make timod forget it).  And an upward flush of the read side makes
+ * timod forget what it waited for (flushed below, it never comes): the
+ * retried TI_GETINFO's answer is its own, not taken for the late one. */
+static void test_priority_and_flush(void)
+{
+	int fds[2], len = -1;
+	unsigned char buf[BUFSZ];
+	struct got g;
+
+	catch_sig(SIGUSR1, false);
+	open_ti(fds);
+	give_up(fds, TI_BIND, &breq, sizeof(breq), 0, false);
+	{
+		struct late l = { .ans = &the_info,
+				  .anslen = sizeof(the_info) };
+		CHECK_RET(late_call(fds, &l, TI_GETINFO, &ir, sizeof(ir), 1,
+				    buf, &len), 0);
+		CHECK_EQ(len, sizeof(the_info));
+	}
+	CHECK_RET(put1(fds[1], &bind_ack, sizeof(bind_ack), NULL, 1), 0);
+	CHECK_RET(nread(fds[0], NULL), 0);		/* dropped */
+	CHECK_RET(put1(fds[1], &bind_ack, sizeof(bind_ack), NULL, 1), 0);
+	get1(fds[0], &g);				/* then passes */
+	CHECK_GOT(&g, 1, &bind_ack, (int)sizeof(bind_ack), "", -1);
+
+	give_up(fds, TI_GETINFO, &ir, sizeof(ir), 1, false);
+	/* FLUSHR from the provider's end crosses the pipe as the provider's
+	 * flush of its read side */
+	CHECK_RET(ioctl(fds[1], I_FLUSH, FLUSHR), 0);
+	{
+		struct T_info_ack a2 = the_info;
+		a2.CURRENT_state = TS_DATA_XFER;
+		struct late l = { .ans = &a2, .anslen = sizeof(a2) };
+		long t0 = now_ms();
+		CHECK_RET(late_call(fds, &l, TI_GETINFO, &ir, sizeof(ir), 1,
+				    buf, &len), 0);
+		CHECK(now_ms() - t0 < 5000);
+		CHECK_EQ(len, sizeof(a2));
+		CHECK_MEM(buf, &a2, sizeof(a2));
+	}
+	CHECK_RET(nread(fds[0], NULL), 0);
+	close_ti(fds);
+	signal(SIGUSR1, SIG_IGN);
+}
+
 /* ---- memory shortage ---- */
 
 static void test_nomem(void)
@@ -502,6 +550,7 @@ static void test_nomem(void)
 
 int main(void)
 {
+	test_priority_and_flush();
 	th_mark();
 	test_order();
 	test_flush();

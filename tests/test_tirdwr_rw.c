@@ -287,6 +287,29 @@ static void test_eproto_up(void)
 	bad_up(&unknown, sizeof(unknown), NULL, 0);
 	bad_up(&tiny, sizeof(tiny), NULL, 0);		/* no PRIM_type */
 	bad_up(&dind, 6, "short", 0);			/* short T_DATA_IND */
+
+	/* after the error, the end of the connection is still noted for
+	 * the close: an orderly release is completed, a disconnect needs
+	 * nothing */
+	for (int k = 0; k < 2; k++) {
+		struct T_discon_ind di = { T_DISCON_IND, 0, -1 };
+		int fds[2];
+		char buf[BUFSZ];
+
+		open_rw(fds);
+		CHECK_RET(put1(fds[1], &ex, sizeof(ex), "urgent", 0), 0);
+		CHECK_ERR(read(fds[0], buf, sizeof(buf)), EPROTO);
+		if (k == 0) {
+			CHECK_RET(put1(fds[1], &ordrel, sizeof(ordrel), NULL,
+				       0), 0);
+			CHECK_ERR(read(fds[0], buf, sizeof(buf)), EPROTO);
+			close_user(fds, &the_ordrel, sizeof(the_ordrel));
+		} else {
+			CHECK_RET(put1(fds[1], &di, sizeof(di), NULL, 0), 0);
+			CHECK_ERR(read(fds[0], buf, sizeof(buf)), EPROTO);
+			close_user(fds, NULL, 0);
+		}
+	}
 }
 
 /* A control part from the user: EPROTO, nothing sent down. */

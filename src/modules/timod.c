@@ -15,9 +15,9 @@
  * regions it names (the caller's buffer may be larger than the request),
  * makes it M_PROTO or
  * M_PCPROTO as the TPI says for that primitive and sends it down.  The
- * M_IOCTL block itself is kept until the answer comes.  TI_GETMYNAME,
- * TI_GETPEERNAME and TI_GETADDRS send a T_ADDR_REQ (whatever their data),
- * TI_SYNC a T_INFO_REQ.  A request whose regions point outside it is sent
+ * M_IOCTL block itself is kept until the answer comes.  TI_GETMYNAME and
+ * TI_GETPEERNAME send a T_ADDR_REQ (whatever their data), TI_GETADDRS
+ * the caller's, TI_SYNC a T_INFO_REQ.  A request whose regions point outside it is sent
  * as it is: the provider's T_ERROR_ACK (TBADADDR, TBADOPT) is the answer.
  * TRANSPARENT TI_* ioctls and every other ioctl (TI_SETMYNAME and
  * TI_SETPEERNAME among them: providers answer those themselves) pass
@@ -46,15 +46,21 @@
  * the older one (ETIME, or a signal: the XTI library retries its queries
  * after EINTR).  The new one replaces it and the old one's expected
  * answer is remembered as stale, in a short FIFO (TM_NSTALE; beyond it
- * the oldest is forgotten).  The provider answers in order, so the old
- * requests' answers come before the new one's: an answer that matches a
- * stale entry is that late answer (the oldest such entry; any older ones
- * will never be answered and are forgotten) and is dropped -- never
- * passed up as an ordinary message (a T_BIND_ACK nobody asked for would
- * only confuse the library's state machine), even when the old and new
- * ioctls wait for the same primitive (two TI_GETINFO).  Once the new
- * ioctl is answered the FIFO is emptied: whatever older answer has not
- * come by then never will.  An outstanding ioctl that is never replaced
+ * the oldest is forgotten).  The provider answers in order within a
+ * priority (T_INFO_REQ, T_ADDR_REQ and T_CAPABILITY_REQ go down as
+ * M_PCPROTO and pass normal requests sent before them), so an old
+ * request's answer comes before a newer one's of its priority: an answer
+ * that matches a stale entry is that late answer (the oldest such entry)
+ * and is dropped -- never passed up as an ordinary message (a
+ * T_BIND_ACK nobody asked for would only confuse the library's state
+ * machine), even when the old and new ioctls wait for the same primitive
+ * (two TI_GETINFO).  Once an answer comes, the older entries that can no
+ * longer be answered go: those of its priority, and after a normal
+ * request's answer the high priority ones too (stale_drop).  An upward
+ * M_FLUSH that flushes the read side empties the FIFO, and the ioctl
+ * outstanding then leaves no entry when replaced (what they waited for
+ * may have been flushed below: a retried TI_GETINFO would otherwise have
+ * its own answer taken for the late one).  An outstanding ioctl that is never replaced
  * keeps waiting; its late answer becomes an M_IOCACK the head discards,
  * since its id is no longer awaited.  Either way a caller that saw ETIME
  * must resynchronise (TI_SYNC or TI_GETINFO: the provider's
@@ -96,6 +102,10 @@ struct timod {
 	} tm_stale[TM_NSTALE];	/* replaced ioctls' answers, oldest first;
 				   tm_lock */
 	int tm_nstale;		/* entries in tm_stale; tm_lock */
+	bool tm_flushed;	/* a flush of the read side came after
+				   tm_ioc went down: its answer may be gone,
+				   and replacing it leaves no stale entry;
+				   tm_lock */
 	int tm_watch;		/* an answer may be due; written under
 				   tm_lock, read without it (atomic) */
 	uint32_t tm_qlen;	/* CONIND_number of the last bind; atomic */
@@ -279,7 +289,7 @@ static void ti_wait(struct timod *p, const struct ti_cmd *c, mblk_t *ioc,
 	pthread_mutex_lock(&p->tm_lock);
 	old = p->tm_ioc;
 	oldreply = p->tm_reply;
-	if (old != NULL) {
+	if (old != NULL && !p->tm_flushed) {
 		if (p->tm_nstale == TM_NSTALE) {
 			memmove(&p->tm_stale[0], &p->tm_stale[1],
 				sizeof(p->tm_stale[0]) * (TM_NSTALE - 1));
@@ -290,6 +300,7 @@ static void ti_wait(struct timod *p, const struct ti_cmd *c, mblk_t *ioc,
 		p->tm_nstale++;
 	}
 	p->tm_ioc = ioc;
+	p->tm_flushed = false;
 	p->tm_cmd = c->cmd;
 	p->tm_req = c->req;
 	p->tm_ack = c->ack;
@@ -357,7 +368,9 @@ static void ioc_reply(queue_t *q, mblk_t *ioc, unsigned char type, int err,
 {
 	struct iocblk *ib = (struct iocblk *)ioc->b_rptr;
 
-	if (data != NULL && msgdsize(data) > TIMOD_ANSMAX) {
+	if (data != NULL && msgsize(data) > TIMOD_ANSMAX) {
+		/* (every block: an ack whose shared block could not be
+		 * copied is still M_PCPROTO, which msgdsize counts as 0) */
 		/* the head copies a whole answer out (ic_len is what came
 		 * back): none larger than a library's largest buffer */
 		freemsg(data);
@@ -470,8 +483,11 @@ static void ti_reply(queue_t *q, struct timod *p, mblk_t *ioc, int cmd,
 		error_reply(q, ioc, ack);
 		return;
 	}
-	if (MBLKL(ack) < tpi_size(prim)) {
-		err = EPROTO;
+	t_scalar_t chk;
+	int uerr;
+
+	if (tpi_check(ack, &chk, &uerr) != 0) {
+		err = EPROTO;	/* short, or a region outside it */
 	} else {
 		if (prim == T_INFO_ACK || prim == T_CAPABILITY_ACK ||
 		    prim == T_OK_ACK) {
@@ -521,6 +537,31 @@ static bool answers(const mblk_t *mp, t_scalar_t prim, t_scalar_t req,
 	return true;
 }
 
+/* Sent as M_PCPROTO (TPI): those pass M_PROTO requests sent before. */
+static bool req_hipri(t_scalar_t req)
+{
+	return req == T_INFO_REQ || req == T_ADDR_REQ ||
+	       req == T_CAPABILITY_REQ;
+}
+
+/* An answer to a request of priority hipri came, older than stale entry
+ * n: the entries before n that can no longer be answered go -- those of
+ * its priority (a provider answers in order), and after a normal one's
+ * answer the high priority ones too (sent earlier, they went ahead);
+ * a normal request older than an answered high priority one may still
+ * be answered.  tm_lock held. */
+static void stale_drop(struct timod *p, int n, bool hipri)
+{
+	int k = 0;
+
+	for (int i = 0; i < p->tm_nstale; i++) {
+		if (i < n && (req_hipri(p->tm_stale[i].req) || !hipri))
+			continue;
+		p->tm_stale[k++] = p->tm_stale[i];
+	}
+	p->tm_nstale = k;
+}
+
 /* If mp answers the outstanding ioctl, answer it (or drop the late
  * answer to a replaced one) and return true; false: mp is not ours. */
 static bool ti_answer(queue_t *q, struct timod *p, mblk_t *mp,
@@ -534,10 +575,13 @@ static bool ti_answer(queue_t *q, struct timod *p, mblk_t *mp,
 	for (int i = 0; i < p->tm_nstale; i++) {
 		if (!answers(mp, prim, p->tm_stale[i].req, p->tm_stale[i].ack))
 			continue;
-		/* entry i is answered; those before it never will be */
-		p->tm_nstale -= i + 1;
-		memmove(&p->tm_stale[0], &p->tm_stale[i + 1],
-			sizeof(p->tm_stale[0]) * (size_t)p->tm_nstale);
+		/* entry i is answered, and those before it that never will
+		 * be go with it */
+		bool h = req_hipri(p->tm_stale[i].req);
+		p->tm_nstale--;
+		memmove(&p->tm_stale[i], &p->tm_stale[i + 1],
+			sizeof(p->tm_stale[0]) * (size_t)(p->tm_nstale - i));
+		stale_drop(p, i, h);
 		stale = true;
 		break;
 	}
@@ -547,7 +591,7 @@ static bool ti_answer(queue_t *q, struct timod *p, mblk_t *mp,
 		cmd = p->tm_cmd;
 		reply = p->tm_reply;
 		p->tm_ioc = p->tm_reply = NULL;
-		p->tm_nstale = 0;
+		stale_drop(p, p->tm_nstale, req_hipri(p->tm_req));
 	}
 	__atomic_store_n(&p->tm_watch, p->tm_ioc != NULL || p->tm_nstale > 0,
 			 __ATOMIC_RELEASE);
@@ -593,6 +637,14 @@ static int timod_rput(queue_t *q, mblk_t *mp)
 			return 0;
 		break;
 	case M_FLUSH:
+		if (MBLKL(mp) >= 1 && (mp->b_rptr[0] & FLUSHR)) {
+			pthread_mutex_lock(&p->tm_lock);
+			p->tm_nstale = 0;
+			p->tm_flushed = p->tm_ioc != NULL;
+			__atomic_store_n(&p->tm_watch, p->tm_ioc != NULL,
+					 __ATOMIC_RELEASE);
+			pthread_mutex_unlock(&p->tm_lock);
+		}
 		mod_flush(q, mp);
 		return 0;
 	default:

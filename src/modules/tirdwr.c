@@ -46,9 +46,14 @@
  * sent nothing then, leaving it to the provider's close).  SVR4's
  * tirdwr sent only the T_ORDREL_REQ; the T_DISCON_REQ is this library's
  * choice.  The provider's answer to that T_DISCON_REQ (T_OK_ACK) reaches
- * whoever reads the stream after a pop.  The blocks these need are allocated when the module is pushed,
- * and one spare block for the end of file, hangup or error sent up, so
- * none of them can be lost for want of memory.
+ * whoever reads the stream after a pop.  The block that needs is
+ * allocated when the module is pushed, and one spare block for an end
+ * of file, hangup or error sent up when the provider's block is shared
+ * and no new one can be had (renewed once memory allows): one such is
+ * never lost for want of memory; an error that could not be sent at all
+ * is not taken as sent (what follows still passes, and the next bad
+ * message tries again).  After a protocol error, T_ORDREL_IND and
+ * T_DISCON_IND are still noted for the close.
  *
  * Locking: queue-pair perimeter (D_MTQPAIR): put procedures, open and
  * close of one instance never run at the same time, so the private state
@@ -234,8 +239,9 @@ static int tirdwr_close(queue_t *q, int oflag, cred_t *cr)
 
 /*
  * A block of type with len bytes for a message sent up in place of mp:
- * mp's own block when it is not shared, else the spare one (renewed
- * when memory allows).  mp is consumed; NULL only if no memory at all.
+ * mp's own block when it is not shared, else a new one, else (memory
+ * short) the spare, renewed when memory allows.  mp is consumed; NULL
+ * only when there is no memory and the spare is gone too.
  */
 static mblk_t *up_block(struct tirdwr *p, mblk_t *mp, unsigned char type,
 			size_t len)
@@ -251,16 +257,15 @@ static mblk_t *up_block(struct tirdwr *p, mblk_t *mp, unsigned char type,
 		b = mp;
 	} else {
 		freemsg(mp);
-		b = p->tr_spare;
-		p->tr_spare = NULL;
-		if (b == NULL)
-			b = allocb(len, BPRI_HI);
-		else		/* renew the spare for next time */
-			p->tr_spare = allocb(sizeof(struct T_discon_req),
-					     BPRI_HI);
+		if ((b = allocb(len, BPRI_HI)) == NULL) {
+			b = p->tr_spare;
+			p->tr_spare = NULL;
+		}
 		if (b == NULL)
 			return NULL;
 	}
+	if (p->tr_spare == NULL)	/* (used before: try again) */
+		p->tr_spare = allocb(sizeof(struct T_discon_req), BPRI_HI);
 	b->b_datap->db_type = type;
 	b->b_band = 0;
 	b->b_flag = 0;
@@ -269,14 +274,16 @@ static mblk_t *up_block(struct tirdwr *p, mblk_t *mp, unsigned char type,
 	return b;
 }
 
-/* A protocol error: M_ERROR EPROTO up (from either side), mp consumed. */
+/* A protocol error: M_ERROR EPROTO up (from either side), mp consumed.
+ * Only once the error is sent does everything after it go (were it
+ * lost, the reader would wait for good on a stream that drops all). */
 static void fatal(queue_t *q, struct tirdwr *p, mblk_t *mp)
 {
 	mblk_t *b;
 
-	p->tr_flags |= TRW_FATAL;
 	if ((b = up_block(p, mp, M_ERROR, 1)) == NULL)
 		return;
+	p->tr_flags |= TRW_FATAL;
 	b->b_rptr[0] = EPROTO;
 	if (q->q_flag & QREADR)
 		putnext(q, b);
@@ -318,7 +325,10 @@ static void rd_proto(queue_t *q, struct tirdwr *p, mblk_t *mp)
 	mblk_t *b;
 
 	if (data_prim(mp)) {
-		pass_data(q, mp);
+		if (!all_data(mp->b_cont))	/* (a TPI message inside) */
+			fatal(q, p, mp);
+		else
+			pass_data(q, mp);
 		return;
 	}
 	if (MBLKL(mp) < sizeof(t_scalar_t)) {
@@ -362,10 +372,20 @@ static int tirdwr_put(queue_t *q, mblk_t *mp,
 		return 0;
 	case M_PROTO:
 	case M_PCPROTO:
-		if (p->tr_flags & TRW_FATAL)
-			freemsg(mp);
-		else
+		if (!(p->tr_flags & TRW_FATAL)) {
 			proto(q, p, mp);
+			return 0;
+		}
+		/* dropped; the end of the connection still noted, so that
+		 * close sends what it still needs (or nothing) */
+		if (proto == rd_proto && MBLKL(mp) >= sizeof(t_scalar_t)) {
+			if (prim_of(mp) == T_ORDREL_IND)
+				p->tr_flags |= TRW_ORDREL;
+			else if (prim_of(mp) == T_DISCON_IND)
+				p->tr_flags = (p->tr_flags | TRW_DISCON) &
+					      ~TRW_ORDREL;
+		}
+		freemsg(mp);
 		return 0;
 	default:
 		putnext(q, mp);
