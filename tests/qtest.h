@@ -81,6 +81,14 @@ static inline int qt_runs(struct qcount *c)
 	return atomic_load(&c->svc_runs);
 }
 
+/* q's flags once settled (the workers write them as they run what the
+ * test enabled) */
+static inline unsigned long qt_flag(queue_t *q)
+{
+	qt_settle();
+	return __atomic_load_n(&q->q_flag, __ATOMIC_ACQUIRE);
+}
+
 static inline void qt_free(queue_t *rq)
 {
 	qt_settle();	/* (none may be on a run list as it goes) */

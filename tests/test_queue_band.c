@@ -282,7 +282,7 @@ static void test_run(queue_t *q)
 	flushq(q, FLUSHALL);
 	CHECK_EQ(q->q_nodd, 0);
 	CHECK_PTR(str_getq_run(q, &gen, &seen), NULL);
-	CHECK(q->q_flag & QWANTR);
+	CHECK(qt_flag(q) & QWANTR);
 	CHECK_EQ(seen, 0);
 	/* the stream head's flushes count themselves in its generation, in
 	 * the same lock hold (str_flush_gen); band 0 alone leaves band 1 */
@@ -299,7 +299,7 @@ static void test_run(queue_t *q)
 	CHECK_EQ(seen, 2);
 	CHECK_EQ(putq(q, qt_msg(M_DATA, 0, 1, 11)), 1);
 	RUN(q, 11);
-	CHECK(!(q->q_flag & QWANTR));
+	CHECK(!(qt_flag(q) & QWANTR));
 	str_qcredit(q, 1, 1);
 	CHECK_EQ(qsize(q), 0);
 }
@@ -324,7 +324,7 @@ static void test_getq_n(queue_t *q)
 		CHECK_EQ(qt_tag(v[1]), 2);
 	}
 	CHECK_EQ(q->q_count, 5);
-	CHECK(!(q->q_flag & QWANTR));
+	CHECK(!(qt_flag(q) & QWANTR));
 	for (int i = 0; i < n; i++)
 		freemsg(v[i]);
 	n = str_getq_n(q, v, 8);	/* the rest, then empty */
@@ -334,7 +334,7 @@ static void test_getq_n(queue_t *q)
 		CHECK_EQ(qt_tag(v[1]), 4);
 	}
 	CHECK_EQ(q->q_count, 0);
-	CHECK(q->q_flag & QWANTR);
+	CHECK(qt_flag(q) & QWANTR);
 	for (int i = 0; i < n; i++)
 		freemsg(v[i]);
 	CHECK_EQ(str_getq_n(q, v, 8), 0);
@@ -343,12 +343,12 @@ static void test_getq_n(queue_t *q)
 	for (int i = 0; i < 5; i++)
 		CHECK_EQ(putq(q, qt_msg(i & 1 ? M_PROTO : M_DATA, 0, 2,
 					20 + i)), 1);
-	CHECK(q->q_flag & QWANTR);	/* (still: the last take found none) */
+	CHECK(qt_flag(q) & QWANTR);	/* (still: the last take found none) */
 	n = str_getq_n(q, v, 3);
 	CHECK_EQ(n, 3);
 	CHECK_EQ(q->q_count, 4);
 	CHECK_EQ(q->q_mblkcnt, 2);
-	CHECK(!(q->q_flag & QWANTR));
+	CHECK(!(qt_flag(q) & QWANTR));
 	for (int i = 0; i < n; i++) {
 		CHECK_EQ(qt_tag(v[i]), 20 + i);
 		CHECK_PTR(v[i]->b_next, NULL);
@@ -364,7 +364,7 @@ static void test_getq_n(queue_t *q)
 	CHECK_EQ(q->q_mblkcnt, 0);
 	CHECK_PTR(q->q_first, NULL);
 	CHECK_PTR(q->q_last, NULL);
-	CHECK(q->q_flag & QWANTR);
+	CHECK(qt_flag(q) & QWANTR);
 	for (int i = 0; i < n; i++) {
 		CHECK_EQ(qt_tag(v[i]), 23 + i);
 		freemsg(v[i]);
@@ -376,16 +376,16 @@ static void test_getq_n(queue_t *q)
 	q->q_lowat = 2;
 	for (int i = 0; i < 6; i++)
 		CHECK_EQ(putq(q, qt_msg(M_DATA, 0, 1, 30 + i)), 1);
-	CHECK(q->q_flag & QFULL);
-	CHECK(!(q->q_flag & QWANTW));
+	CHECK(qt_flag(q) & QFULL);
+	CHECK(!(qt_flag(q) & QWANTW));
 	n = str_getq_n(q, v, 3);
 	CHECK_EQ(n, 3);
-	CHECK(q->q_flag & QFULL);	/* 3 left: not below low water */
+	CHECK(qt_flag(q) & QFULL);	/* 3 left: not below low water */
 	for (int i = 0; i < n; i++)
 		freemsg(v[i]);
 	n = str_getq_n(q, v, 2);
 	CHECK_EQ(n, 2);
-	CHECK(!(q->q_flag & QFULL));	/* 1 left */
+	CHECK(!(qt_flag(q) & QFULL));	/* 1 left */
 	for (int i = 0; i < n; i++)
 		freemsg(v[i]);
 	EXPECT(q, 35);
@@ -395,11 +395,11 @@ static void test_getq_n(queue_t *q)
 	q->q_lowat = 2;
 	for (int i = 0; i < 6; i++)
 		CHECK_EQ(putq(q, qt_msg(M_DATA, 0, 1, 10 + i)), 1);
-	CHECK(q->q_flag & QFULL);
+	CHECK(qt_flag(q) & QFULL);
 	CHECK_EQ(canput(q), 0);		/* QWANTW */
 	n = str_getq_n(q, v, 8);
 	CHECK_EQ(n, 5);			/* 6 -> 1: under low water at 1 */
-	CHECK(!(q->q_flag & (QFULL | QWANTW)));
+	CHECK(!(qt_flag(q) & (QFULL | QWANTW)));
 	for (int i = 0; i < n; i++) {
 		CHECK_EQ(qt_tag(v[i]), 10 + i);
 		freemsg(v[i]);
@@ -471,11 +471,11 @@ static void test_append(queue_t *q)
 	REQUIRE(mp != NULL);
 	*mp->b_wptr++ = 'a';
 	CHECK_EQ(putq(q, mp), 1);
-	CHECK(!(q->q_flag & QFULL));
+	CHECK(!(qt_flag(q) & QFULL));
 	CHECK(str_putq_append(q, one));
-	CHECK(q->q_flag & QFULL);
+	CHECK(qt_flag(q) & QFULL);
 	flushq(q, FLUSHALL);
-	CHECK(!(q->q_flag & QFULL));
+	CHECK(!(qt_flag(q) & QFULL));
 	CHECK_EQ(strqset(q, QHIWAT, 0, (long)hi), 0);
 	CHECK_EQ(qsize(q), 0);
 	freemsg(one);

@@ -11,7 +11,7 @@
 
 static bool full(queue_t *q)
 {
-	return (q->q_flag & QFULL) != 0;
+	return (qt_flag(q) & QFULL) != 0;
 }
 
 static void test_hysteresis(void)
@@ -32,11 +32,11 @@ static void test_hysteresis(void)
 	CHECK_EQ(dw->q_count, 90);
 	CHECK(!full(dw));
 	CHECK_EQ(canputnext(WR(u)), 1);
-	CHECK(!(dw->q_flag & QWANTW));
+	CHECK(!(qt_flag(dw) & QWANTW));
 	putq(dw, qt_msg(M_DATA, 0, 10, 9));	/* 100 == hiwat */
 	CHECK(full(dw));
 	CHECK_EQ(canputnext(WR(u)), 0);
-	CHECK(dw->q_flag & QWANTW);
+	CHECK(qt_flag(dw) & QWANTW);
 	CHECK_EQ(canput(dw), 0);
 
 	int runs = qt_runs(&cu);
@@ -53,9 +53,9 @@ static void test_hysteresis(void)
 	freemsg(getq(dw));
 	CHECK_EQ(dw->q_count, 40);
 	CHECK(!full(dw));
-	CHECK(!(dw->q_flag & QWANTW));
+	CHECK(!(qt_flag(dw) & QWANTW));
 	CHECK_EQ(qt_runs(&cu), runs + 1);
-	CHECK(WR(u)->q_flag & QBACK || qt_runs(&cu) == runs + 1);
+	CHECK(qt_flag(WR(u)) & QBACK || qt_runs(&cu) == runs + 1);
 	/* further draining does not back-enable again */
 	freemsg(getq(dw));
 	CHECK_EQ(qt_runs(&cu), runs + 1);
@@ -159,8 +159,8 @@ static void test_chain(void)
 	putq(dw, qt_msg(M_DATA, 0, 20, 1));
 	/* canputnext from u looks through m (no service) at d */
 	CHECK_EQ(canputnext(WR(u)), 0);
-	CHECK(dw->q_flag & QWANTW);
-	CHECK(!(WR(m)->q_flag & QWANTW));
+	CHECK(qt_flag(dw) & QWANTW);
+	CHECK(!(qt_flag(WR(m)) & QWANTW));
 	int runs = qt_runs(&cu);
 	freemsg(getq(dw));
 	CHECK_EQ(qt_runs(&cu), runs + 1);	/* u, skipping m */
@@ -177,7 +177,7 @@ static void test_wantr_noenable(void)
 	int runs;
 
 	/* a fresh queue wants reading (SVR4 qattach): band-0 putq enables */
-	CHECK(q->q_flag & QWANTR);
+	CHECK(qt_flag(q) & QWANTR);
 	runs = qt_runs(&c);
 	putq(q, qt_msg(M_DATA, 0, 1, 1));
 	CHECK_EQ(qt_runs(&c), runs + 1);
@@ -187,14 +187,14 @@ static void test_wantr_noenable(void)
 	CHECK_EQ(qt_runs(&c), runs + 2);
 	freemsg(getq(q));
 	freemsg(getq(q));
-	CHECK(!(q->q_flag & QWANTR));	/* returned a message */
+	CHECK(!(qt_flag(q) & QWANTR));	/* returned a message */
 	CHECK_PTR(getq(q), NULL);
-	CHECK(q->q_flag & QWANTR);	/* found it empty */
+	CHECK(qt_flag(q) & QWANTR);	/* found it empty */
 	putq(q, qt_msg(M_DATA, 0, 1, 2));
 	CHECK_EQ(qt_runs(&c), runs + 3);
 	/* a reader that got a message and did not come back: no enable */
 	freemsg(getq(q));
-	CHECK(!(q->q_flag & QWANTR));
+	CHECK(!(qt_flag(q) & QWANTR));
 	putq(q, qt_msg(M_DATA, 0, 1, 2));
 	CHECK_EQ(qt_runs(&c), runs + 3);
 	freemsg(getq(q));
@@ -208,7 +208,7 @@ static void test_wantr_noenable(void)
 	/* noenable: ordinary messages do not schedule, high priority does,
 	 * qenable does */
 	noenable(q);
-	CHECK(q->q_flag & QNOENB);
+	CHECK(qt_flag(q) & QNOENB);
 	CHECK_PTR(getq(q), NULL);	/* QWANTR */
 	runs = qt_runs(&c);
 	putq(q, qt_msg(M_DATA, 0, 1, 4));
@@ -219,7 +219,7 @@ static void test_wantr_noenable(void)
 	qenable(q);
 	CHECK_EQ(qt_runs(&c), runs + 2);
 	enableok(q);
-	CHECK(!(q->q_flag & QNOENB));
+	CHECK(!(qt_flag(q) & QNOENB));
 	flushq(q, FLUSHALL);
 	CHECK_PTR(getq(q), NULL);
 	putq(q, qt_msg(M_DATA, 0, 1, 7));
@@ -233,11 +233,11 @@ static void test_wantr_noenable(void)
 	qenable(q);
 	qenable(q);
 	qenable(q);
-	CHECK(q->q_flag & QENAB);
+	CHECK(__atomic_load_n(&q->q_flag, __ATOMIC_ACQUIRE) & QENAB);
 	CHECK_EQ(qt_runs(&c), runs);
 	str_exit(t);
 	CHECK_EQ(qt_runs(&c), runs + 1);
-	CHECK(!(q->q_flag & QENAB));
+	CHECK(!(qt_flag(q) & QENAB));
 
 	/* putbq of high priority enables (the documented loop hazard) */
 	runs = qt_runs(&c);

@@ -6,6 +6,7 @@
  * and an endpoint opened, bound and closed works.
  */
 #include <fcntl.h>
+#include <stropts.h>
 #include <xti.h>
 
 #include "t.h"
@@ -41,6 +42,7 @@ int main(void)
 	int fd = t_open("/dev/ticlts", O_RDWR, &info);
 
 	CHECK(fd >= 0);
+	CHECK_EQ(isastream(fd), 1);
 	CHECK_EQ(info.servtype, T_CLTS);
 	CHECK_EQ(t_bind(fd, NULL, NULL), 0);
 	CHECK_EQ(t_getstate(fd), T_IDLE);

@@ -390,13 +390,13 @@ void merror(queue_t *q, mblk_t *mp, int error)
 	mp->b_wptr = mp->b_rptr;
 	if (MBLKTAIL(mp) >= 1) {
 		*mp->b_wptr++ = (unsigned char)error;
-		if (q->q_flag & QREADR)
+		if (q_isread(q))
 			putnext(q, mp);
 		else
 			qreply(q, mp);
 	} else {
 		freemsg(mp);
-		putnextctl1(q->q_flag & QREADR ? q : OTHERQ(q), M_ERROR,
+		putnextctl1(q_isread(q) ? q : OTHERQ(q), M_ERROR,
 			    error);
 	}
 }

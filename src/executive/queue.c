@@ -1250,5 +1250,5 @@ int SAMESTR(queue_t *q)
 {
 	queue_t *nq = __atomic_load_n(&q->q_next, __ATOMIC_ACQUIRE);
 
-	return nq != NULL && ((nq->q_flag ^ q->q_flag) & QREADR) == 0;
+	return nq != NULL && ((qflags(nq) ^ qflags(q)) & QREADR) == 0;
 }

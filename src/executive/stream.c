@@ -578,7 +578,7 @@ static queue_t *next_pair_down(struct stdata *sd, queue_t *wq)
 {
 	queue_t *n = __atomic_load_n(&wq->q_next, __ATOMIC_ACQUIRE);
 
-	if (n == NULL || n->q_stream != sd || (n->q_flag & QREADR))
+	if (n == NULL || n->q_stream != sd || q_isread(n))
 		return NULL;
 	return n;
 }

@@ -402,6 +402,13 @@ struct strqpair {
 #define QP_DRV	3
 #define QP_MUX	4
 
+/* Is q the read queue of its pair?  QREADR never changes, but other bits
+ * of q_flag do, under q's lock: read the word atomically. */
+static inline bool q_isread(const queue_t *q)
+{
+	return (__atomic_load_n(&q->q_flag, __ATOMIC_RELAXED) & QREADR) != 0;
+}
+
 static inline struct strqpair *q_pair(queue_t *q)
 {
 	return (struct strqpair *)(RD(q));

@@ -565,7 +565,7 @@ static int stack_names(struct sthead *sh, struct str_mlist *names, int max)
 		struct strqpair *qp;
 		const char *nm = NULL;
 
-		if (q->q_stream != &sh->sh_sd || (q->q_flag & QREADR))
+		if (q->q_stream != &sh->sh_sd || q_isread(q))
 			break;
 		qp = q_pair(q);
 		if (qp->qp_kind == QP_MOD)
@@ -611,7 +611,7 @@ static int ioc_find(struct ictx *c, void *arg, int *rvalp)
 		return EINVAL;
 	*rvalp = 0;
 	for (queue_t *q = c->sh->sh_sd.sd_wq->q_next; q != NULL; q = q->q_next) {
-		if (q->q_stream != &c->sh->sh_sd || (q->q_flag & QREADR))
+		if (q->q_stream != &c->sh->sh_sd || q_isread(q))
 			break;
 		if (q_pair(q)->qp_kind == QP_MOD && q_pair(q)->qp_mod == fm)
 			*rvalp = 1;
@@ -1003,7 +1003,7 @@ static queue_t *driver_wq(struct sthead *sh)
 	queue_t *q = sh->sh_sd.sd_wq;
 
 	while (q->q_next != NULL && q->q_next->q_stream == &sh->sh_sd &&
-	       !(q->q_next->q_flag & QREADR))
+	       !q_isread(q->q_next))
 		q = q->q_next;
 	return q;
 }

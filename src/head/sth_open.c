@@ -294,7 +294,7 @@ static int reopen(struct sthead *sh, dev_t *devp, int oflag, cred_t *cr)
 	/* driver first, then modules bottom-up, as SVR4 */
 	for (wq = top ? WR(top) : NULL; wq != NULL && n < NSTRPUSH + 2;
 	     wq = wq->q_next) {
-		if (wq->q_stream != &sh->sh_sd || (wq->q_flag & QREADR))
+		if (wq->q_stream != &sh->sh_sd || q_isread(wq))
 			break;
 		pairs[n++] = RD(wq);
 	}
