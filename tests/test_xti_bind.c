@@ -87,6 +87,25 @@ static void test_bind(void)
 	CHECK_EQ(ret.addr.len, 0);
 	CHECK_EQ(ret.qlen, 2);
 	ferry_free(f);
+
+	/* an answer longer than the library's buffer for it (sized from
+	 * ADDR_size and ret's maxlen; here an address beyond ADDR_size, as
+	 * a provider whose addresses have no limit can send one beyond any
+	 * size the library picks): TBUFOVFLW, bound, as for any address
+	 * too long for ret -- not TPROTO */
+	struct T_info_ack ia = fi_info(T_COTS, TS_UNBND);
+	static char huge[400];
+	ia.ADDR_size = 100;
+	f = ferry_new();
+	CHECK_RET(ferry_sync_ep(f, &ia), T_UNBND);
+	memset(huge, 'h', sizeof(huge));
+	ret.addr.maxlen = 50;
+	ferry_expect(f, __LINE__, fm_bind_req(&w, NULL, 0, 0),
+		     fm_bind_ack(&a, huge, (int)sizeof(huge), 0));
+	CHECK_TERR(t_bind(f->xfd, NULL, &ret), TBUFOVFLW);
+	ferry_sync(f);
+	CHECK_STATE(f->xfd, T_IDLE);
+	ferry_free(f);
 }
 
 static void test_bind_errors(void)

@@ -73,11 +73,15 @@ static bool fixed_answer(int cmd)
  * the answer's size is fixed.  (That one is mapped, not malloc'ed: a
  * 64 KiB block freed at the top of the heap can leave malloc trimming
  * and growing it for every large buffer after -- a brk() per received
- * GRO batch in /dev/udp, half its throughput at 16 KiB.) */
+ * GRO batch in /dev/udp, half its throughput at 16 KiB.)  An answer
+ * larger than cap then comes back cut to cap bytes, and cap is returned:
+ * the caller tells the cut answer from a whole one (TBUFOVFLW for the
+ * application's buffer, not TPROTO). */
 int xti_ioctl(int fd, int cmd, void *buf, int len, int cap, bool retry)
 {
 	struct strioctl si;
 	char *big = NULL, *dp = buf;
+	bool cut_ok;
 	int r;
 
 	if (cap < len)
@@ -107,9 +111,11 @@ int xti_ioctl(int fd, int cmd, void *buf, int len, int cap, bool retry)
 		}
 		break;
 	}
+	cut_ok = big != NULL;
 	if (big != NULL) {
-		if (r >= 0 && si.ic_len >= 0 && si.ic_len <= cap)
-			memcpy(buf, big, (size_t)si.ic_len);
+		if (r >= 0 && si.ic_len >= 0)
+			memcpy(buf, big, (size_t)(si.ic_len < cap ? si.ic_len
+							       : cap));
 		munmap(big, XTI_IOCMAX);
 	}
 	if (r < 0) {
@@ -121,9 +127,9 @@ int xti_ioctl(int fd, int cmd, void *buf, int len, int cap, bool retry)
 	}
 	if (r > 0)
 		return xti_tpi_err(TI_TLIERR(r), TI_SYSERR(r));
-	if (si.ic_len < 0 || si.ic_len > cap)
+	if (si.ic_len < 0 || (si.ic_len > cap && !cut_ok))
 		return xti_proto();
-	return si.ic_len;
+	return si.ic_len > cap ? cap : si.ic_len;
 }
 
 int xti_getinfo(int fd, struct T_info_ack *ia)
