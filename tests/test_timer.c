@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <limits.h>
+
 #include "t.h"
 #include "harness.h"
 
@@ -90,6 +92,17 @@ static void test_fire_and_cancel(void)
 	CHECK_EQ(untimeout(0), -1);
 	CHECK_EQ(untimeout(-5), -1);
 	CHECK_EQ(timeout(NULL, NULL, 1), 0);
+	/* "forever" stays in the future (the deadline once wrapped into
+	 * the past and fired at once) */
+	id = timeout(on_timeout, NULL, LONG_MAX);
+	CHECK(id > 0);
+	msleep(30);
+	CHECK_EQ(atomic_load(&fired), 0);
+	CHECK(untimeout(id) > HZ);
+	id = timeout(on_timeout, NULL, drv_usectohz(LONG_MAX));
+	msleep(10);
+	CHECK_EQ(atomic_load(&fired), 0);
+	CHECK(untimeout(id) > HZ);
 
 	/* order by deadline, not by registration */
 	atomic_store(&fired, 0);
@@ -314,6 +327,11 @@ int main(void)
 #endif
 	CHECK_EQ(drv_hztousec(HZ), 1000000);
 	CHECK_EQ(drv_usectohz(1), 1);
+	CHECK_EQ(drv_usectohz(1001), 2);
+	/* saturated, not overflowed */
+	CHECK_EQ(drv_usectohz(LONG_MAX), LONG_MAX / (1000000 / HZ) + 1);
+	CHECK_EQ(drv_hztousec(LONG_MAX), LONG_MAX);
+	CHECK_EQ(drv_hztousec(-1), 0);
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();
 }

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -49,16 +50,22 @@ int drv_getparm(unsigned int parm, void *valuep)
 	}
 }
 
+#define USEC_PER_TICK	(1000000L / HZ)
+
+/* (both saturate instead of overflowing) */
 long drv_hztousec(long ticks)
 {
-	return ticks < 0 ? 0 : ticks * (1000000L / HZ);
+	if (ticks <= 0)
+		return 0;
+	return ticks > LONG_MAX / USEC_PER_TICK ? LONG_MAX
+						: ticks * USEC_PER_TICK;
 }
 
 long drv_usectohz(long usec)
 {
 	if (usec <= 0)
 		return 0;
-	return (usec + (1000000L / HZ) - 1) / (1000000L / HZ);
+	return usec / USEC_PER_TICK + (usec % USEC_PER_TICK != 0);
 }
 
 void drv_usecwait(long usec)

@@ -433,12 +433,25 @@ static int drv_pair_new(struct stdata *sd, struct cdevsw *cdev,
 	return 0;
 }
 
+/* An open procedure (a driver's or a module's) failed: what it left
+ * goes before its pair is freed -- its procedures, if it turned them on
+ * (qprocson), unhooked; its service procedures off the run lists and
+ * its callouts cancelled, each followed by a grace period, so that no
+ * thread or callout that entered it is still in it (as str_qdetach);
+ * what it queued flushed. */
+static void open_failed(queue_t *rq)
+{
+	qprocsoff(rq);
+	settle_pair(rq, false);
+	settle_pair(rq, true);
+	flushq(rq, FLUSHALL);
+	flushq(rq + 1, FLUSHALL);
+}
+
 /* The driver's open failed: its pair goes, with what it left. */
 static void drv_pair_undo(queue_t *rq, struct cdevsw *cdev)
 {
-	strcallout_cancel_queue(rq);
-	flushq(rq, FLUSHALL);
-	flushq(rq + 1, FLUSHALL);
+	open_failed(rq);
 	strreg_rele_dev(cdev);
 	str_freeq(rq);
 }
@@ -523,14 +536,7 @@ int str_push(struct stdata *sd, struct fmodsw *f, dev_t *devp, int oflag,
 	rq->q_next = sd->sd_rq;
 	err = call_open(rq, devp, oflag, MODOPEN, cr);
 	if (err != 0) {
-		/* an open that turned its procedures on (qprocson) and then
-		 * failed: unhook it, and let threads that entered it leave
-		 * before it is freed */
-		qprocsoff(rq);
-		settle_pair(rq, false);
-		settle_pair(rq, true);	/* (as str_qdetach) */
-		flushq(rq, FLUSHALL);
-		flushq(rq + 1, FLUSHALL);
+		open_failed(rq);
 		strreg_rele_mod(f);
 		str_freeq(rq);
 		return err;

@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,9 +123,8 @@ static int new_id(void)
 	int id;
 
 	do {
-		id = co_nextid++;
-		if (co_nextid <= 0)
-			co_nextid = 1;
+		id = co_nextid;
+		co_nextid = id == INT_MAX ? 1 : id + 1;	/* (no overflow) */
 	} while (hash_find(id) != NULL);
 	return id;
 }
@@ -449,7 +449,10 @@ static toid_t timeout_ns(queue_t *q, void (*func)(), void *arg, uint64_t ns)
 	if (co == NULL)
 		return 0;
 	co->co_arg = arg;
-	co->co_when = str_now_ns() + ns;
+	co->co_when = str_now_ns();
+	/* (saturated: a timeout of "forever" must not wrap into the past) */
+	co->co_when = ns > UINT64_MAX - co->co_when ? UINT64_MAX
+						    : co->co_when + ns;
 	return callout_add(co);
 }
 
@@ -458,7 +461,9 @@ static toid_t timeout_common(queue_t *q, void (*func)(), void *arg,
 {
 	if (ticks < 0)
 		ticks = 0;
-	return timeout_ns(q, func, arg, (uint64_t)ticks * NS_PER_TICK);
+	return timeout_ns(q, func, arg,
+			  (uint64_t)ticks > UINT64_MAX / NS_PER_TICK
+				? UINT64_MAX : (uint64_t)ticks * NS_PER_TICK);
 }
 
 toid_t str_qtimeout_ns(queue_t *q, void (*func)(), void *arg, uint64_t ns)
@@ -604,7 +609,9 @@ void strbufcall_kick(void)
 		wake_thread();
 }
 
-/* Cancel every callout that would run in q's pair (queue being freed). */
+/* Cancel every callout that would run in q's pair (queue being freed);
+ * scanned again until none is left: a callback running meanwhile (the
+ * cancel waits for it) may have set itself again under a new id. */
 void strcallout_cancel_queue(queue_t *q)
 {
 	queue_t *rq = RD(q), *wq = WR(q);
@@ -625,7 +632,7 @@ void strcallout_cancel_queue(queue_t *q)
 			cancel(ids[i], CO_TIMEOUT);
 			cancel(ids[i], CO_BUFCALL);
 		}
-	} while (n == 64);
+	} while (n > 0);
 }
 
 int strtimer_npending(int *bufcalls)
