@@ -781,6 +781,116 @@ static void test_fork_beside_sleeper(void)
 	CHECK_RET(close(fds[0]), 0);
 }
 
+/* The parent watches its end with epoll and forks a child that keeps
+ * the end open and does nothing: what the other end sends is the
+ * parent's, all of it (the child's I/O thread, still armed by the
+ * parent's watch, pulled records into its own copy of the end, where
+ * nobody read them). */
+static void test_watch_not_inherited(void)
+{
+	int fds[2], go[2], ep, got = 0;
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	char c, b[8];
+	pid_t pid;
+
+	open_pipe(fds);
+	REQUIRE(pipe(go) == 0);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	REQUIRE(ep >= 0);
+	CHECK_RET(epoll_ctl(ep, EPOLL_CTL_ADD, fds[0], &ev), 0);
+	CHECK_RET(ioctl(fds[0], I_SRDOPT, RMSGN), 0);
+	pid = fork_flushed();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		close(go[1]);
+		child_exit(read(go[0], &c, 1) == 1 ? 0 : 1);
+	}
+	close(go[0]);
+	for (int i = 0; i < 200; i++)
+		CHECK_RET(write(fds[1], "m", 1), 1);
+	pause_ms(300);		/* (time for a child's thread to take them) */
+	CHECK_RET(set_nonblock(fds[0], true), 0);
+	long end = now_ms() + 3000;
+	while (got < 200 && now_ms() < end) {
+		if (read(fds[0], b, sizeof(b)) == 1)
+			got++;
+		else
+			(void)epoll_wait(ep, &out, 1, 50);
+	}
+	CHECK_EQ(got, 200);
+	CHECK_RET(write(go[1], "x", 1), 1);
+	CHECK_EQ(wait_child(pid), 0);
+	close(go[1]);
+	close(ep);
+	CHECK_RET(close(fds[0]), 0);
+	CHECK_RET(close(fds[1]), 0);
+}
+
+/* A writer asleep on a full pipe while another thread forks (the pipe
+ * becomes one between processes): the reader's draining wakes it (the
+ * relief went to the new driver's service procedure, not to the head
+ * the writer sleeps on). */
+struct fw {
+	int fd;
+	long r;
+	_Atomic int tid;
+};
+
+static void *fw_main(void *arg)
+{
+	struct fw *w = arg;
+	static char blk[1024];
+
+	__atomic_store_n(&w->tid, my_tid(), __ATOMIC_RELEASE);
+	w->r = write(w->fd, blk, sizeof(blk));
+	return NULL;
+}
+
+static void test_fork_beside_blocked_writer(void)
+{
+	struct fw w = { 0, 0, 0 };
+	int fds[2], go[2];
+	static char blk[1024];
+	pthread_t t;
+	pid_t pid;
+	char c;
+
+	open_pipe(fds);
+	REQUIRE(pipe(go) == 0);
+	CHECK_RET(set_nonblock(fds[1], true), 0);
+	while (write(fds[1], blk, sizeof(blk)) == (ssize_t)sizeof(blk))
+		;
+	CHECK_EQ(errno, EAGAIN);
+	CHECK_RET(set_nonblock(fds[1], false), 0);
+	w.fd = fds[1];
+	REQUIRE(pthread_create(&t, NULL, fw_main, &w) == 0);
+	while (__atomic_load_n(&w.tid, __ATOMIC_ACQUIRE) == 0)
+		pause_ms(1);
+	CHECK(wait_blocked(w.tid));
+	pid = fork_flushed();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		close(go[1]);
+		child_exit(read(go[0], &c, 1) == 1 ? 0 : 1);
+	}
+	close(go[0]);
+	/* drain: the writer's message gets through */
+	CHECK_RET(set_nonblock(fds[0], true), 0);
+	long end = now_ms() + 5000;
+	while (__atomic_load_n(&w.r, __ATOMIC_ACQUIRE) == 0 &&
+	       now_ms() < end) {
+		if (read(fds[0], blk, sizeof(blk)) <= 0)
+			pause_ms(1);
+	}
+	CHECK_RET(write(go[1], "x", 1), 1);
+	CHECK_EQ(wait_child(pid), 0);
+	close(go[1]);
+	CHECK_RET(close(fds[0]), 0);	/* (wakes it with EPIPE if stuck) */
+	pthread_join(t, NULL);
+	CHECK_EQ(w.r, (long)sizeof(blk));
+	CHECK_RET(close(fds[1]), 0);
+}
+
 /* Two processes writing into one end: each must see the room the
  * other's writing took.  The child writes 400 + 300 records while the
  * parent reads 300, so the ring holds about 400 unread records (406 KiB
@@ -1353,6 +1463,8 @@ int main(void)
 	test_pingpong();
 	test_shared_ends();
 	test_fork_beside_sleeper();
+	test_watch_not_inherited();
+	test_fork_beside_blocked_writer();
 	test_two_producers();
 	test_two_blocked_writers();
 	test_sig_not_inherited();

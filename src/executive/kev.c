@@ -330,16 +330,16 @@ void strkev_shutdown(void)
 	pthread_mutex_unlock(&kev_lock);
 }
 
-/* In a fork's child: the threads that were waiting for their drivers'
- * wake-ups are the parent's, not the child's; only what watches for good
- * (epoll, SIGPOLL) still counts.  Otherwise the child's I/O thread would
- * pull for sleepers it does not have -- taking, from a ring the two
- * processes share, what the parent's sleeping reader waits for. */
+/* In a fork's child nothing waits for a driver's wake-ups: the sleepers
+ * are the parent's threads, its SIGPOLL registrations are not inherited
+ * (sth_sig_atfork_child), and its epoll watches are the parent's (the
+ * child's own epoll_ctl counts its watch again).  Otherwise the child's
+ * I/O thread would pull for waiters it does not have -- taking, from a
+ * ring the two processes share, what the parent waits for. */
 static void kevwant_child(struct stdata *sd)
 {
-	__atomic_store_n(&sd->sd_kevwant,
-			 __atomic_load_n(&sd->sd_kevwatch, __ATOMIC_RELAXED),
-			 __ATOMIC_RELAXED);
+	__atomic_store_n(&sd->sd_kevwatch, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&sd->sd_kevwant, 0, __ATOMIC_RELAXED);
 }
 
 void strkev_atfork_child(void)

@@ -229,6 +229,14 @@ static void convert(struct sth_pair *p)
 	pthread_mutex_lock(&sth_pipes_lock);
 	list_del(p);
 	pthread_mutex_unlock(&sth_pipes_lock);
+	/* a writer asleep on a full end waited for the other head's read
+	 * queue to back-enable it; that relief now goes to the driver's
+	 * service procedure below it: wake the writers (and pollers) to
+	 * look again, and sleep, if need be, on the new path */
+	sth_wake(&a->sh_wseq, &a->sh_wwaiters);
+	sth_wake(&b->sh_wseq, &b->sh_wwaiters);
+	sth_changed(a);
+	sth_changed(b);
 out:
 	pthread_mutex_unlock(&b->sh_sd.sd_plumb);
 	pthread_mutex_unlock(&a->sh_sd.sd_plumb);
