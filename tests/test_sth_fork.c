@@ -781,24 +781,15 @@ static void test_fork_beside_sleeper(void)
 	CHECK_RET(close(fds[0]), 0);
 }
 
-/* The parent watches its end with epoll and forks a child that keeps
- * the end open and does nothing: what the other end sends is the
- * parent's, all of it (the child's I/O thread, still armed by the
- * parent's watch, pulled records into its own copy of the end, where
- * nobody read them). */
-static void test_watch_not_inherited(void)
+/* A child that keeps every descriptor and does nothing until told to
+ * go (a byte on *go_w); idle_child_end tells it and checks its exit. */
+static pid_t idle_child(int *go_w)
 {
-	int fds[2], go[2], ep, got = 0;
-	struct epoll_event ev = { .events = EPOLLIN }, out;
-	char c, b[8];
+	int go[2];
 	pid_t pid;
+	char c;
 
-	open_pipe(fds);
 	REQUIRE(pipe(go) == 0);
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	REQUIRE(ep >= 0);
-	CHECK_RET(epoll_ctl(ep, EPOLL_CTL_ADD, fds[0], &ev), 0);
-	CHECK_RET(ioctl(fds[0], I_SRDOPT, RMSGN), 0);
 	pid = fork_flushed();
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
@@ -806,6 +797,35 @@ static void test_watch_not_inherited(void)
 		child_exit(read(go[0], &c, 1) == 1 ? 0 : 1);
 	}
 	close(go[0]);
+	*go_w = go[1];
+	return pid;
+}
+
+static void idle_child_end(pid_t pid, int go_w)
+{
+	CHECK_RET(write(go_w, "x", 1), 1);
+	CHECK_EQ(wait_child(pid), 0);
+	close(go_w);
+}
+
+/* The parent watches its end with epoll and forks a child that keeps
+ * the end open and does nothing: what the other end sends is the
+ * parent's, all of it (the child's I/O thread, still armed by the
+ * parent's watch, pulled records into its own copy of the end, where
+ * nobody read them). */
+static void test_watch_not_inherited(void)
+{
+	int fds[2], go, ep, got = 0;
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	char b[8];
+	pid_t pid;
+
+	open_pipe(fds);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	REQUIRE(ep >= 0);
+	CHECK_RET(epoll_ctl(ep, EPOLL_CTL_ADD, fds[0], &ev), 0);
+	CHECK_RET(ioctl(fds[0], I_SRDOPT, RMSGN), 0);
+	pid = idle_child(&go);
 	for (int i = 0; i < 200; i++)
 		CHECK_RET(write(fds[1], "m", 1), 1);
 	pause_ms(300);		/* (time for a child's thread to take them) */
@@ -818,9 +838,7 @@ static void test_watch_not_inherited(void)
 			(void)epoll_wait(ep, &out, 1, 50);
 	}
 	CHECK_EQ(got, 200);
-	CHECK_RET(write(go[1], "x", 1), 1);
-	CHECK_EQ(wait_child(pid), 0);
-	close(go[1]);
+	idle_child_end(pid, go);
 	close(ep);
 	CHECK_RET(close(fds[0]), 0);
 	CHECK_RET(close(fds[1]), 0);
@@ -849,14 +867,12 @@ static void *fw_main(void *arg)
 static void test_fork_beside_blocked_writer(void)
 {
 	struct fw w = { 0, 0, 0 };
-	int fds[2], go[2];
+	int fds[2], go;
 	static char blk[1024];
 	pthread_t t;
 	pid_t pid;
-	char c;
 
 	open_pipe(fds);
-	REQUIRE(pipe(go) == 0);
 	CHECK_RET(set_nonblock(fds[1], true), 0);
 	while (write(fds[1], blk, sizeof(blk)) == (ssize_t)sizeof(blk))
 		;
@@ -867,13 +883,7 @@ static void test_fork_beside_blocked_writer(void)
 	while (__atomic_load_n(&w.tid, __ATOMIC_ACQUIRE) == 0)
 		pause_ms(1);
 	CHECK(wait_blocked(w.tid));
-	pid = fork_flushed();
-	REQUIRE(pid >= 0);
-	if (pid == 0) {
-		close(go[1]);
-		child_exit(read(go[0], &c, 1) == 1 ? 0 : 1);
-	}
-	close(go[0]);
+	pid = idle_child(&go);
 	/* drain: the writer's message gets through */
 	CHECK_RET(set_nonblock(fds[0], true), 0);
 	long end = now_ms() + 5000;
@@ -882,9 +892,7 @@ static void test_fork_beside_blocked_writer(void)
 		if (read(fds[0], blk, sizeof(blk)) <= 0)
 			pause_ms(1);
 	}
-	CHECK_RET(write(go[1], "x", 1), 1);
-	CHECK_EQ(wait_child(pid), 0);
-	close(go[1]);
+	idle_child_end(pid, go);
 	CHECK_RET(close(fds[0]), 0);	/* (wakes it with EPIPE if stuck) */
 	pthread_join(t, NULL);
 	CHECK_EQ(w.r, (long)sizeof(blk));
