@@ -310,9 +310,41 @@ static void test_getprotaddr(void)
 	CHECK_TERR(t_getprotaddr(-1, NULL, NULL), TBADF);
 }
 
+/* t_bind and t_unbind interrupted by a signal after the request went
+ * down: TSYSERR EINTR, and the state is the provider's, which did it
+ * (asked with TI_SYNC: its T_INFO_REQ), not the one before the call. */
+static void test_bind_eintr(void)
+{
+	struct ferry *f = ferry_ep(T_COTS, TS_UNBND);
+	struct T_info_ack ia = fi_info(T_COTS, TS_IDLE);
+	struct fmsg w, a;
+	struct kicker k;
+
+	catch_sig(SIGUSR1, false);
+	ferry_expect(f, __LINE__, fm_bind_req(&w, NULL, 0, 0), NULL);
+	ferry_expect(f, __LINE__, fm_info_req(&w), fm_info_ack(&a, &ia));
+	kicker_start(&k, SIGUSR1);
+	CHECK_TSYS(t_bind(f->xfd, NULL, NULL), EINTR);
+	kicker_stop(&k);
+	ferry_sync(f);
+	CHECK_STATE(f->xfd, T_IDLE);
+
+	ia.CURRENT_state = TS_UNBND;
+	ferry_expect(f, __LINE__, fm_unbind_req(&w), NULL);
+	ferry_expect(f, __LINE__, fm_info_req(&w), fm_info_ack(&a, &ia));
+	kicker_start(&k, SIGUSR1);
+	CHECK_TSYS(t_unbind(f->xfd), EINTR);
+	kicker_stop(&k);
+	ferry_sync(f);
+	CHECK_STATE(f->xfd, T_UNBND);
+	ferry_free(f);
+	signal(SIGUSR1, SIG_IGN);
+}
+
 int main(void)
 {
 	test_bind();
+	test_bind_eintr();
 	test_bind_errors();
 	test_unbind_look();
 	test_optmgmt();

@@ -56,6 +56,37 @@ static int nb_out(struct netbuf *unb, const struct netbuf *nb,
 	return 0;
 }
 
+/* A TI_BIND or TI_UNBIND the head gave up on (a signal, or ETIME) after
+ * its request went down: the provider may have done it.  Ask it
+ * (TI_SYNC) and take its state when the request leads there (bound or
+ * unbound), so that the library's state does not stay behind the
+ * provider's; the caller's error (TSYSERR EINTR or ETIME) stands.  (A
+ * request still queued below, behind flow control, is overtaken by the
+ * high priority query: the state it finds is then the old one.) */
+static void resync_given_up(struct xti_ep *ep, int fd)
+{
+	struct ti_sync_ack sa;
+	int te = t_errno, e = errno;
+
+	if (te != TSYSERR || (e != EINTR && e != ETIME))
+		return;
+	if (xti_sync_fd(fd, &sa) == 0) {
+		int ts = sa.tsa_info.CURRENT_state;
+
+		pthread_mutex_lock(&ep->ep_lock);
+		if (ts == TS_IDLE && ep->ep_state == T_UNBND) {
+			xti_set_state(ep, T_IDLE);
+			ep->ep_qlen = sa.tsa_qlen;
+		} else if (ts == TS_UNBND && ep->ep_state == T_IDLE) {
+			xti_set_state(ep, T_UNBND);
+			ep->ep_qlen = 0;
+		}
+		pthread_mutex_unlock(&ep->ep_lock);
+	}
+	t_errno = te;
+	errno = e;
+}
+
 int t_bind(int fd, const struct t_bind *req, struct t_bind *ret)
 {
 	struct t_bind rq, rt;
@@ -107,8 +138,10 @@ int t_bind(int fd, const struct t_bind *req, struct t_bind *ret)
 	}
 	n = xti_ioctl(fd, TI_BIND, buf, (int)(sizeof(br) + rq.addr.len), cap,
 		      false);
-	if (n < 0)
+	if (n < 0) {
+		resync_given_up(ep, fd);
 		goto out;
+	}
 	if (xti_dec_bind_ack(buf, n, &addr, &qlen) != 0) {
 		struct T_bind_ack ba;
 		/* truncated (the whole buffer came back): too long for us */
@@ -163,8 +196,10 @@ int t_unbind(int fd)
 		goto out;
 	u.req.PRIM_type = T_UNBIND_REQ;
 	n = xti_ioctl(fd, TI_UNBIND, &u, sizeof(u.req), sizeof(u), false);
-	if (n < 0)
+	if (n < 0) {
+		resync_given_up(ep, fd);
 		goto out;
+	}
 	if (xti_dec_ok_ack(&u, n, &a) != 0 || a.prim != T_OK_ACK ||
 	    a.req != T_UNBIND_REQ) {
 		xti_proto();
