@@ -695,16 +695,9 @@ void strtimer_atfork_parent(void)
 	pthread_mutex_unlock(&co_lock);
 }
 
-/* (after the parent handler, which let co_lock go)  The callout thread
- * is the parent's: the child's timeouts and bufcalls copied with the
- * heap and lists (a pipe's bufcall, a module's timer) get a thread of
- * their own now, not only once the child sets one of its own. */
+/* (after the parent handler, which let co_lock go) */
 void strtimer_atfork_child(void)
 {
 	pthread_cond_init(&co_done, NULL);
 	co_thread_running = 0;
-	pthread_mutex_lock(&co_lock);
-	if (co_nheap > 0 || co_bufq != NULL || co_readyh != NULL)
-		ensure_thread();
-	pthread_mutex_unlock(&co_lock);
 }
