@@ -265,6 +265,25 @@ static void test_reads_beside_close(void)
 
 #endif
 
+/* A number the kernel closed behind the library's back is EBADF to
+ * close (close's vacating of the number must not open it again), and
+ * the stream goes all the same. */
+static void test_close_stale(void)
+{
+	long base = streams_in_use();
+	int fd, low = open("/dev/null", O_RDONLY);
+
+	REQUIRE(low >= 0);
+	fd = open("/dev/streams/clone/echo", O_RDWR);
+	REQUIRE(fd > low);
+	/* a lower number free too: a descriptor opened now is not fd */
+	CHECK_RET(close(low), 0);
+	REQUIRE(syscall(SYS_close, fd) == 0);	/* (not through close()) */
+	CHECK_ERR(close(fd), EBADF);
+	CHECK_ERR(fcntl(fd, F_GETFD), EBADF);	/* still not open */
+	CHECK_EQ(streams_in_use(), base);
+}
+
 int main(void)
 {
 	/* before the library's first spin reads it */
@@ -272,6 +291,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	th_mark();
 	test_close_beside_wait();
+	test_close_stale();
 #ifndef __SANITIZE_THREAD__
 	/* (not under ThreadSanitizer: a close of the descriptor another
 	 * thread dups, the race this case is made of, is what it reports;

@@ -68,13 +68,16 @@ static int loop_close(queue_t *q, int oflag, cred_t *cr)
 	/* what the partner holds for us is discarded now, and its writers
 	 * blocked by our full head go on; the partner is hung up (as the
 	 * SVR4 loop-around driver does): its reader sees what it has queued,
-	 * then end of file, its writers ENXIO.  It cannot close meanwhile:
-	 * its close takes loop_lock */
-	if ((p = loop_rq[m ^ 1]) != NULL) {
+	 * then end of file, its writers ENXIO.  The hangup goes after the
+	 * lock (what it runs above -- a SIGPOLL handler closing another loop
+	 * stream -- may take it), p used as loop_wput uses it: a partner
+	 * closing meanwhile is freed only after a grace period, and this
+	 * close runs inside an entry */
+	if ((p = loop_rq[m ^ 1]) != NULL)
 		qenable(WR(p));
-		(void)putnextctl(p, M_HANGUP);
-	}
 	pthread_mutex_unlock(&loop_lock);
+	if (p != NULL)
+		(void)putnextctl(p, M_HANGUP);
 	q->q_ptr = WR(q)->q_ptr = NULL;
 	return 0;
 }

@@ -53,6 +53,7 @@ static int spx_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *cr)
 static int spx_close(queue_t *q, int oflag, cred_t *cr)
 {
 	struct spx *s = q->q_ptr, **pp;
+	queue_t *hang = NULL;
 
 	pthread_mutex_lock(&spx_lock);
 	for (pp = &spx_list; *pp != NULL; pp = &(*pp)->next)
@@ -61,15 +62,20 @@ static int spx_close(queue_t *q, int oflag, cred_t *cr)
 			break;
 		}
 	/* the peer is hung up, and what it queued for us goes (its writers
-	 * held back by our full head wake to ENXIO); it cannot close
-	 * meanwhile: its close takes spx_lock */
+	 * held back by our full head wake to ENXIO); the hangup goes after
+	 * the lock (a module above may answer it with a message down, which
+	 * can take spx_lock), the peer's queue used as spx_wput uses it (a
+	 * peer closing meanwhile is freed only after a grace period; this
+	 * close runs inside an entry) */
 	for (struct spx *o = spx_list; o != NULL; o = o->next)
 		if (o->peer == q) {
 			__atomic_store_n(&o->peer, NULL, __ATOMIC_RELEASE);
 			qenable(WR(o->rq));
-			(void)putnextctl(o->rq, M_HANGUP);
+			hang = o->rq;	/* (one peer at most) */
 		}
 	pthread_mutex_unlock(&spx_lock);
+	if (hang != NULL)
+		(void)putnextctl(hang, M_HANGUP);
 	free(s);
 	q->q_ptr = WR(q)->q_ptr = NULL;
 	return 0;

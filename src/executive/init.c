@@ -20,7 +20,7 @@
 
 int str_initialised;		/* everything ready, drivers registered */
 int str_core_ready;		/* the executive itself ready */
-int str_shutting_down;
+int str_shutting_down;			/* atomic */
 static pthread_once_t str_once = PTHREAD_ONCE_INIT;
 static pthread_once_t str_builtin_once = PTHREAD_ONCE_INIT;
 
@@ -150,7 +150,7 @@ void streams_shutdown(void)
 {
 	if (!str_initialised || str_shutting_down)
 		return;
-	str_shutting_down = 1;
+	__atomic_store_n(&str_shutting_down, 1, __ATOMIC_RELEASE);
 	/* drain what is scheduled, close every stream (their close
 	 * procedures may schedule more), drain again, stop the threads */
 	streams_run();

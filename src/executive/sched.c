@@ -141,6 +141,8 @@ static queue_t *global_pop(void)
 	return q;
 }
 
+static void sched_done(int n);
+
 /*
  * A thread inside an entry adds to its own run list.  A thread outside
  * any entry (a driver's own thread, an open) hands the queue to the
@@ -162,10 +164,17 @@ void strsched_enable(queue_t *q)
 	strstat_add(t, ST_QENABLES, 1);
 	if (t->t_depth == 0 &&
 	    __atomic_load_n(&str_want_workers, __ATOMIC_RELAXED) != 0 &&
-	    !str_shutting_down) {
+	    !__atomic_load_n(&str_shutting_down, __ATOMIC_ACQUIRE)) {
+		int ran = 0;
+
 		str_enter();
 		global_add(q);
+		/* no worker could be started (a thread limit): nobody else
+		 * would run it; so this thread does, as with none wanted */
+		if (__atomic_load_n(&str_nworkers, __ATOMIC_ACQUIRE) == 0)
+			ran = strsched_run_global(1);
 		str_exit(t);
+		sched_done(ran);
 		return;
 	}
 	bool outside = t->t_depth == 0;
@@ -348,9 +357,11 @@ static void stop_workers(void)
 
 void strsched_wake(void)
 {
+	int want = __atomic_load_n(&str_want_workers, __ATOMIC_RELAXED);
+
 	if (unlikely(__atomic_load_n(&str_nworkers, __ATOMIC_ACQUIRE) <
-		     (str_want_workers < 0 ? 1 : str_want_workers)) &&
-	    !str_shutting_down)
+		     (want < 0 ? 1 : want)) &&
+	    !__atomic_load_n(&str_shutting_down, __ATOMIC_ACQUIRE))
 		strsched_start();
 	__atomic_add_fetch(&str_sched_word, 1, __ATOMIC_ACQ_REL);
 	if (__atomic_load_n(&str_sched_idle, __ATOMIC_ACQUIRE) > 0)

@@ -282,12 +282,18 @@ static struct sth_file *app_remove(int fd)
  * said EAGAIN).  So the number's kernel file becomes an O_PATH one
  * first, which read, write, ioctl, poll and the rest refuse with EBADF,
  * the number still taken (never given out while the table names it).
- * Without a descriptor to spare, the window stays. */
+ * Without a descriptor to spare, the window stays; a number the kernel
+ * has not open (a stale entry) is left alone, for close to say EBADF. */
 static void vacate(int fd)
 {
 	int e = errno;
-	int d = (int)syscall(SYS_openat, AT_FDCWD, "/", O_PATH | O_CLOEXEC);
+	int d;
 
+	if (REAL(fcntl)(fd, F_GETFD, 0) < 0) {
+		errno = e;
+		return;
+	}
+	d = (int)syscall(SYS_openat, AT_FDCWD, "/", O_PATH | O_CLOEXEC);
 	if (d >= 0) {
 		(void)REAL(dup3)(d, fd, O_CLOEXEC);
 		(void)REAL(close)(d);
@@ -331,6 +337,8 @@ int fclose(FILE *fp)
 	if (fp != NULL) {
 		int fd = fileno(fp);
 		if (fd >= 0 && maybe_stream(fd)) {
+			/* (stdio's own writes never reach a stream: libc
+			 * makes them inside itself, to the mirror; README) */
 			vacate(fd);
 			f = app_remove(fd);
 		}

@@ -70,7 +70,7 @@ static void resync_given_up(struct xti_ep *ep, int fd)
 
 	if (te != TSYSERR || (e != EINTR && e != ETIME))
 		return;
-	if (xti_sync_fd(fd, &sa) == 0) {
+	if (xti_sync_brief(fd, &sa) == 0) {
 		int ts = sa.tsa_info.CURRENT_state;
 
 		pthread_mutex_lock(&ep->ep_lock);

@@ -329,6 +329,8 @@ int xti_ioctl(int fd, int cmd, void *buf, int len, int cap, bool retry);
 /* TI_SYNC / TI_GETINFO into ep (ep_lock not held). */
 int xti_sync_info(struct xti_ep *ep, struct ti_sync_ack *sa);
 int xti_sync_fd(int fd, struct ti_sync_ack *sa);	/* before an ep */
+/* the same, briefly: 3 tries of 1 s at most (a call that failed looks) */
+int xti_sync_brief(int fd, struct ti_sync_ack *sa);
 int xti_getinfo(int fd, struct T_info_ack *ia);
 /* The XTI state matching provider state ts (with the head's first
  * message peeked for the usual races); -1 for a transient state. */

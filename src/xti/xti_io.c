@@ -77,7 +77,8 @@ static bool fixed_answer(int cmd)
  * larger than cap then comes back cut to cap bytes, and cap is returned:
  * the caller tells the cut answer from a whole one (TBUFOVFLW for the
  * application's buffer, not TPROTO). */
-int xti_ioctl(int fd, int cmd, void *buf, int len, int cap, bool retry)
+static int ioctl_common(int fd, int cmd, void *buf, int len, int cap,
+			int retries, int timout)
 {
 	struct strioctl si;
 	char *big = NULL, *dp = buf;
@@ -100,11 +101,11 @@ int xti_ioctl(int fd, int cmd, void *buf, int len, int cap, bool retry)
 	}
 	for (;;) {
 		si.ic_cmd = cmd;
-		si.ic_timout = 0;
+		si.ic_timout = timout;
 		si.ic_len = len;
 		si.ic_dp = dp;
 		r = ioctl(fd, I_STR, &si);
-		if (r < 0 && errno == EINTR && retry) {
+		if (r < 0 && errno == EINTR && retries-- > 0) {
 			if (big != NULL)	/* (the request again) */
 				memcpy(big, buf, (size_t)len);
 			continue;
@@ -132,6 +133,11 @@ int xti_ioctl(int fd, int cmd, void *buf, int len, int cap, bool retry)
 	return si.ic_len > cap ? cap : si.ic_len;
 }
 
+int xti_ioctl(int fd, int cmd, void *buf, int len, int cap, bool retry)
+{
+	return ioctl_common(fd, cmd, buf, len, cap, retry ? INT_MAX : 0, 0);
+}
+
 int xti_getinfo(int fd, struct T_info_ack *ia)
 {
 	union {
@@ -150,7 +156,9 @@ int xti_getinfo(int fd, struct T_info_ack *ia)
 	return 0;
 }
 
-int xti_sync_fd(int fd, struct ti_sync_ack *sa)
+/* TI_SYNC; brief: a few tries of a second each (signals may keep
+ * coming), for a call that already failed and only looks */
+static int sync_fd(int fd, struct ti_sync_ack *sa, bool brief)
 {
 	union {
 		struct ti_sync_req req;
@@ -160,12 +168,23 @@ int xti_sync_fd(int fd, struct ti_sync_ack *sa)
 	int n;
 
 	u.req.tsr_flags = TSRF_INFO_REQ | TSRF_QLEN_REQ;
-	n = xti_ioctl(fd, TI_SYNC, &u, sizeof(u.req), sizeof(u), true);
+	n = ioctl_common(fd, TI_SYNC, &u, sizeof(u.req), sizeof(u),
+			 brief ? 3 : INT_MAX, brief ? 1 : 0);
 	if (n < 0)
 		return -1;
 	if (xti_dec_sync_ack(&u, n, sa) != 0)
 		return xti_proto();
 	return 0;
+}
+
+int xti_sync_fd(int fd, struct ti_sync_ack *sa)
+{
+	return sync_fd(fd, sa, false);
+}
+
+int xti_sync_brief(int fd, struct ti_sync_ack *sa)
+{
+	return sync_fd(fd, sa, true);
 }
 
 int xti_sync_info(struct xti_ep *ep, struct ti_sync_ack *sa)
