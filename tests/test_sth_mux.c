@@ -519,6 +519,35 @@ static void test_lower_flushr(void)
 	CHECK_RET(close(p[1]), 0);
 }
 
+/* A persistent link whose upper stream closes while the link's read
+ * queue holds what the full upper head could not take: that goes (an
+ * orphan's traffic is dropped), so the lower stream is not held back
+ * for good -- the pipe's other end can write again. */
+static void test_orphan_drains(void)
+{
+	int m = open_mux(0), p[2], id;
+	char blk[1024];
+	struct pollfd pf;
+
+	open_pipe(p);
+	id = ioctl(m, I_PLINK, p[0]);
+	CHECK(id > 0);
+	CHECK_RET(set_nonblock(p[1], true), 0);
+	memset(blk, 'o', sizeof(blk));
+	while (write(p[1], blk, sizeof(blk)) == (ssize_t)sizeof(blk))
+		;
+	CHECK_EQ(errno, EAGAIN);
+	CHECK_RET(close(m), 0);
+	pf = (struct pollfd){ p[1], POLLOUT, 0 };
+	CHECK_RET(poll(&pf, 1, 2000), 1);
+	CHECK_EQ(pf.revents, POLLOUT);
+	int m2 = open_mux(0);
+	CHECK_RET(ioctl(m2, I_PUNLINK, id), 0);
+	CHECK_RET(close(m2), 0);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+}
+
 int main(void)
 {
 	CHECK_ISOLATED_T(test_close_lower, 5);
@@ -535,6 +564,7 @@ int main(void)
 	test_unlink_beside_traffic();
 	test_full_link_moved();
 	test_lower_flushr();
+	test_orphan_drains();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();
 }

@@ -89,8 +89,14 @@ static int mux_close(queue_t *q, int oflag, cred_t *cr)
 
 	pthread_mutex_lock(&mux_lock);
 	for (struct mux_lower *l = mux_links; l != NULL; l = l->next)
-		if (l->up == up)
-			l->up = NULL;	/* persistent links become orphans */
+		if (l->up == up) {
+			/* persistent links become orphans; what waits on
+			 * their read queues for us goes now (their service
+			 * procedures drop it), so they are not left held
+			 * back by an upper stream that is gone */
+			l->up = NULL;
+			qenable(RD(l->lwq));
+		}
 	pthread_mutex_unlock(&mux_lock);
 	free(up);
 	q->q_ptr = WR(q)->q_ptr = NULL;
