@@ -122,6 +122,11 @@ static void test_ack_error(void)
 	CHECK_ERR(do_str(fd, TM_ACKERR, &e, sizeof(e), 0, NULL), ENOSPC);
 	e = 0;
 	CHECK_RET(do_str(fd, TM_ACKERR, &e, sizeof(e), 0, NULL), 0);
+	/* an error that is no errno: EPROTO, not the value itself */
+	e = -3;
+	CHECK_ERR(do_str(fd, TM_ACKERR, &e, sizeof(e), 0, NULL), EPROTO);
+	e = 100000;
+	CHECK_ERR(do_str(fd, TM_ACKERR, &e, sizeof(e), 0, NULL), EPROTO);
 	close(fd);
 }
 

@@ -48,6 +48,7 @@
 
 #define STRTIMOUT	15	/* seconds, default I_STR time-out */
 #define IOCBLKSZ	64	/* room for iocblk, copyreq, copyresp */
+#define IOC_ERRMAX	4095	/* largest errno a module may answer with */
 
 pthread_mutex_t sth_link_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sth_link *sth_plinks;		/* sth_link_lock */
@@ -359,6 +360,8 @@ static int do_ioctl(struct ictx *c, mblk_t *mp, int timeout_s, mblk_t **ackp)
 		case M_IOCACK:
 			/* (the reply is at least an iocblk: strrput) */
 			err = ((struct iocblk *)r->b_rptr)->ioc_error;
+			if (err < 0 || err > IOC_ERRMAX)
+				err = EPROTO;	/* (no errno: a bad reply) */
 			if (err != 0)
 				freemsg(r);
 			else
@@ -366,8 +369,8 @@ static int do_ioctl(struct ictx *c, mblk_t *mp, int timeout_s, mblk_t **ackp)
 			goto done;
 		case M_IOCNAK:
 			err = ((struct iocblk *)r->b_rptr)->ioc_error;
-			if (err == 0)
-				err = EINVAL;
+			if (err <= 0 || err > IOC_ERRMAX)
+				err = EINVAL;	/* (none, or no errno) */
 			freemsg(r);
 			goto done;
 		default:	/* M_COPYIN, M_COPYOUT */
