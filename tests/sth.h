@@ -309,6 +309,51 @@ static inline bool wait_blocked(pid_t tid)
 	return false;
 }
 
+/* A thread making one read (th_reader) or write of len zero bytes
+ * (th_writer) on fd: its tid published first, its result (atomic) and
+ * errno kept; th_started waits until it sleeps in the call. */
+struct th_call {
+	int fd;
+	size_t len;		/* at most TH_CALL_MAX */
+	pid_t tid;		/* atomic */
+	ssize_t ret;		/* atomic */
+	int err;
+};
+#define TH_CALL_MAX	1024
+
+static inline void *th_reader(void *arg)
+{
+	struct th_call *t = arg;
+	char buf[TH_CALL_MAX];
+
+	__atomic_store_n(&t->tid, my_tid(), __ATOMIC_RELEASE);
+	ssize_t r = read(t->fd, buf, t->len);
+	t->err = errno;
+	__atomic_store_n(&t->ret, r, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static inline void *th_writer(void *arg)
+{
+	struct th_call *t = arg;
+	char buf[TH_CALL_MAX] = { 0 };
+
+	__atomic_store_n(&t->tid, my_tid(), __ATOMIC_RELEASE);
+	ssize_t r = write(t->fd, buf, t->len);
+	t->err = errno;
+	__atomic_store_n(&t->ret, r, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static inline void th_started(struct th_call *t)
+{
+	pid_t tid;
+
+	while ((tid = __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE)) == 0)
+		pause_ms(1);
+	CHECK(wait_blocked(tid));
+}
+
 /* A thread that sends a signal to another every few ms until stopped:
  * interrupts a blocking call however the two threads are scheduled. */
 struct kicker {

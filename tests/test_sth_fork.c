@@ -724,25 +724,9 @@ static void test_shared_ends(void)
  * the child has no such thread, so its copy of that end closes with its
  * last descriptor there (it stayed open until the child exited: the
  * other end saw no hangup once the parent closed its own copy). */
-struct sleeper {
-	int fd;
-	pid_t tid;		/* atomic */
-	ssize_t r;
-};
-
-static void *sleeper_main(void *arg)
-{
-	struct sleeper *s = arg;
-	char b[8];
-
-	__atomic_store_n(&s->tid, my_tid(), __ATOMIC_RELEASE);
-	s->r = read(s->fd, b, sizeof(b));
-	return NULL;
-}
-
 static void test_fork_beside_sleeper(void)
 {
-	struct sleeper s = { 0, 0, -2 };
+	struct th_call s = { 0 };
 	int fds[2], go[2];
 	struct pollfd pf;
 	pthread_t t;
@@ -752,10 +736,9 @@ static void test_fork_beside_sleeper(void)
 	open_pipe(fds);
 	REQUIRE(pipe(go) == 0);
 	s.fd = fds[1];
-	REQUIRE(pthread_create(&t, NULL, sleeper_main, &s) == 0);
-	while (__atomic_load_n(&s.tid, __ATOMIC_ACQUIRE) == 0)
-		pause_ms(1);
-	CHECK(wait_blocked(s.tid));
+	s.len = 8;
+	REQUIRE(pthread_create(&t, NULL, th_reader, &s) == 0);
+	th_started(&s);
 	pid = fork_flushed();
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
@@ -767,7 +750,7 @@ static void test_fork_beside_sleeper(void)
 	close(go[0]);
 	CHECK_RET(write(fds[0], "w", 1), 1);
 	pthread_join(t, NULL);
-	CHECK_EQ(s.r, 1);
+	CHECK_EQ(s.ret, 1);
 	CHECK_RET(close(fds[1]), 0);
 	/* both copies of end 1 closed: the hangup, the child still alive */
 	pf.fd = fds[0];
@@ -848,25 +831,9 @@ static void test_watch_not_inherited(void)
  * becomes one between processes): the reader's draining wakes it (the
  * relief went to the new driver's service procedure, not to the head
  * the writer sleeps on). */
-struct fw {
-	int fd;
-	long r;
-	_Atomic int tid;
-};
-
-static void *fw_main(void *arg)
-{
-	struct fw *w = arg;
-	static char blk[1024];
-
-	__atomic_store_n(&w->tid, my_tid(), __ATOMIC_RELEASE);
-	w->r = write(w->fd, blk, sizeof(blk));
-	return NULL;
-}
-
 static void test_fork_beside_blocked_writer(void)
 {
-	struct fw w = { 0, 0, 0 };
+	struct th_call w = { 0 };
 	int fds[2], go;
 	static char blk[1024];
 	pthread_t t;
@@ -879,15 +846,14 @@ static void test_fork_beside_blocked_writer(void)
 	CHECK_EQ(errno, EAGAIN);
 	CHECK_RET(set_nonblock(fds[1], false), 0);
 	w.fd = fds[1];
-	REQUIRE(pthread_create(&t, NULL, fw_main, &w) == 0);
-	while (__atomic_load_n(&w.tid, __ATOMIC_ACQUIRE) == 0)
-		pause_ms(1);
-	CHECK(wait_blocked(w.tid));
+	w.len = sizeof(blk);
+	REQUIRE(pthread_create(&t, NULL, th_writer, &w) == 0);
+	th_started(&w);
 	pid = idle_child(&go);
 	/* drain: the writer's message gets through */
 	CHECK_RET(set_nonblock(fds[0], true), 0);
 	long end = now_ms() + 5000;
-	while (__atomic_load_n(&w.r, __ATOMIC_ACQUIRE) == 0 &&
+	while (__atomic_load_n(&w.ret, __ATOMIC_ACQUIRE) == 0 &&
 	       now_ms() < end) {
 		if (read(fds[0], blk, sizeof(blk)) <= 0)
 			pause_ms(1);
@@ -895,7 +861,7 @@ static void test_fork_beside_blocked_writer(void)
 	idle_child_end(pid, go);
 	CHECK_RET(close(fds[0]), 0);	/* (wakes it with EPIPE if stuck) */
 	pthread_join(t, NULL);
-	CHECK_EQ(w.r, (long)sizeof(blk));
+	CHECK_EQ(w.ret, (ssize_t)sizeof(blk));
 	CHECK_RET(close(fds[1]), 0);
 }
 

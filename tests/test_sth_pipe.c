@@ -248,50 +248,11 @@ static void test_loop(void)
 
 /* ---- closing one end ---- */
 
-struct th {
-	int fd;
-	pid_t tid;
-	ssize_t ret;
-	int err;
-};
-
-static void *reader(void *arg)
-{
-	struct th *t = arg;
-	char buf[16];
-
-	__atomic_store_n(&t->tid, my_tid(), __ATOMIC_RELEASE);
-	t->ret = read(t->fd, buf, sizeof(buf));
-	t->err = errno;
-	return NULL;
-}
-
-static void *writer(void *arg)
-{
-	struct th *t = arg;
-	char buf[100];
-
-	memset(buf, 0, sizeof(buf));
-	__atomic_store_n(&t->tid, my_tid(), __ATOMIC_RELEASE);
-	t->ret = write(t->fd, buf, sizeof(buf));
-	t->err = errno;
-	return NULL;
-}
-
-static void wait_started(struct th *t)
-{
-	pid_t tid;
-
-	while ((tid = __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE)) == 0)
-		pause_ms(1);
-	CHECK(wait_blocked(tid));
-}
-
 static void test_close_end(void)
 {
 	int p[2], base;
 	char buf[64];
-	struct th t = { 0 };
+	struct th_call t = { 0 };
 	pthread_t th;
 
 	catch_sig(SIGPIPE, true);
@@ -317,8 +278,9 @@ static void test_close_end(void)
 	/* a sleeping reader is woken with end of file */
 	open_pipe(p);
 	t.fd = p[1];
-	REQUIRE(pthread_create(&th, NULL, reader, &t) == 0);
-	wait_started(&t);
+	t.len = 16;
+	REQUIRE(pthread_create(&th, NULL, th_reader, &t) == 0);
+	th_started(&t);
 	CHECK_RET(close(p[0]), 0);
 	pthread_join(th, NULL);
 	CHECK_EQ(t.ret, 0);
@@ -334,9 +296,10 @@ static void test_close_end(void)
 	CHECK_RET(set_nonblock(p[0], false), 0);
 	memset(&t, 0, sizeof(t));
 	t.fd = p[0];
+	t.len = 100;
 	base = sigcount[SIGPIPE];
-	REQUIRE(pthread_create(&th, NULL, writer, &t) == 0);
-	wait_started(&t);
+	REQUIRE(pthread_create(&th, NULL, th_writer, &t) == 0);
+	th_started(&t);
 	CHECK_RET(close(p[1]), 0);
 	pthread_join(th, NULL);
 	CHECK_EQ(t.ret, -1);
