@@ -7,7 +7,7 @@
 
 #include "drvutil.h"
 
-static void flush_dir(queue_t *q, mblk_t *mp)
+void drv_flush_queue(queue_t *q, const mblk_t *mp)
 {
 	if ((mp->b_rptr[0] & FLUSHBAND) && MBLKL(mp) >= 2)
 		flushband(q, mp->b_rptr[1], FLUSHDATA);
@@ -22,9 +22,9 @@ void drv_flush(queue_t *wq, mblk_t *mp)
 		return;
 	}
 	if (mp->b_rptr[0] & FLUSHW)
-		flush_dir(wq, mp);
+		drv_flush_queue(wq, mp);
 	if (mp->b_rptr[0] & FLUSHR) {
-		flush_dir(RD(wq), mp);
+		drv_flush_queue(RD(wq), mp);
 		mp->b_rptr[0] &= ~FLUSHW;
 		qreply(wq, mp);
 	} else {
@@ -37,7 +37,7 @@ void mod_flush(queue_t *q, mblk_t *mp)
 	int mine = (q->q_flag & QREADR) ? FLUSHR : FLUSHW;
 
 	if (MBLKL(mp) >= 1 && (mp->b_rptr[0] & mine))
-		flush_dir(q, mp);
+		drv_flush_queue(q, mp);
 	putnext(q, mp);
 }
 

@@ -8,6 +8,10 @@
 #include <stdbool.h>
 #include <sys/stream.h>
 
+/* Flush q's data as M_FLUSH mp asks: the band it names (FLUSHBAND),
+ * else all of it; mp is left alone. */
+void drv_flush_queue(queue_t *q, const mblk_t *mp);
+
 /* A driver's write side got M_FLUSH: flush its queues and send the read
  * part back up (SVR4 driver convention).  Consumes mp. */
 void drv_flush(queue_t *wq, mblk_t *mp);

@@ -295,12 +295,8 @@ static int mux_lrput(queue_t *q, mblk_t *mp)
 	case M_FLUSH:
 		/* the lower driver's flush: what waits to go up goes too,
 		 * and its write side is flushed below us as drivers do */
-		if (MBLKL(mp) >= 1 && (mp->b_rptr[0] & FLUSHR)) {
-			if ((mp->b_rptr[0] & FLUSHBAND) && MBLKL(mp) >= 2)
-				flushband(q, mp->b_rptr[1], FLUSHDATA);
-			else
-				flushq(q, FLUSHDATA);
-		}
+		if (MBLKL(mp) >= 1 && (mp->b_rptr[0] & FLUSHR))
+			drv_flush_queue(q, mp);
 		if (MBLKL(mp) >= 1 && (mp->b_rptr[0] & FLUSHW)) {
 			mp->b_rptr[0] &= ~FLUSHR;
 			qreply(q, mp);
