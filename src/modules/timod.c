@@ -537,11 +537,14 @@ static bool answers(const mblk_t *mp, t_scalar_t prim, t_scalar_t req,
 	return true;
 }
 
-/* Sent as M_PCPROTO (TPI): those pass M_PROTO requests sent before. */
+/* Is request req sent as M_PCPROTO (ti_cmds: TPI's choice)?  Those pass
+ * M_PROTO requests sent before them. */
 static bool req_hipri(t_scalar_t req)
 {
-	return req == T_INFO_REQ || req == T_ADDR_REQ ||
-	       req == T_CAPABILITY_REQ;
+	for (size_t i = 0; i < sizeof(ti_cmds) / sizeof(ti_cmds[0]); i++)
+		if (ti_cmds[i].req == req)
+			return ti_cmds[i].type == M_PCPROTO;
+	return false;
 }
 
 /* An answer to a request of priority hipri came, older than stale entry
@@ -575,13 +578,9 @@ static bool ti_answer(queue_t *q, struct timod *p, mblk_t *mp,
 	for (int i = 0; i < p->tm_nstale; i++) {
 		if (!answers(mp, prim, p->tm_stale[i].req, p->tm_stale[i].ack))
 			continue;
-		/* entry i is answered, and those before it that never will
-		 * be go with it */
-		bool h = req_hipri(p->tm_stale[i].req);
-		p->tm_nstale--;
-		memmove(&p->tm_stale[i], &p->tm_stale[i + 1],
-			sizeof(p->tm_stale[0]) * (size_t)(p->tm_nstale - i));
-		stale_drop(p, i, h);
+		/* entry i is answered: it goes, with those before it that
+		 * never will be (i is of its own priority) */
+		stale_drop(p, i + 1, req_hipri(p->tm_stale[i].req));
 		stale = true;
 		break;
 	}
