@@ -27,8 +27,6 @@
 
 #include "xti_impl.h"
 
-#define ALIGN4(n)	(((size_t)(n) + 3) & ~(size_t)3)
-
 /* ---- building a request: structure, then regions (aligned) ---- */
 
 struct req {
@@ -58,7 +56,7 @@ static void req_free(struct req *q)
 static int req_add(struct req *q, const struct netbuf *nb, t_scalar_t *off,
 		   t_scalar_t *len)
 {
-	size_t at = ALIGN4(q->len);
+	size_t at = XTI_ALIGN4(q->len);
 
 	*len = (t_scalar_t)nb->len;
 	*off = 0;
@@ -269,7 +267,7 @@ int t_connect(int fd, const struct t_call *sndcall, struct t_call *rcvcall)
 	}
 	if (xti_look_stop(ep, T_LISTEN | T_DISCONNECT) != 0)
 		goto out;
-	if (req_init(&q, sizeof(cr), ALIGN4(sc.addr.len) + sc.opt.len) != 0)
+	if (req_init(&q, sizeof(cr), XTI_ALIGN4(sc.addr.len) + sc.opt.len) != 0)
 		goto out;
 	cr.PRIM_type = T_CONN_REQ;
 	if (req_add(&q, &sc.addr, &cr.DEST_offset, &cr.DEST_length) != 0 ||

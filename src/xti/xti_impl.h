@@ -460,5 +460,8 @@ int _xti_attach(int fd, const struct T_info_ack *info, int state,
 #define XTI_MAXBUF	(1 << 20)	/* most the library reads into its
 					   own buffers for one message */
 #define XTI_IOCMAX	65536		/* largest I_STR buffer (STRMSGSZ) */
+/* a region's offset in a TPI primitive the library builds: 4-aligned,
+ * computed in size_t (a 32-bit length near 4 GiB must not wrap) */
+#define XTI_ALIGN4(n)	(((size_t)(n) + 3) & ~(size_t)3)
 
 #endif /* STREAMS_XTI_IMPL_H */

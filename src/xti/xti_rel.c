@@ -193,7 +193,7 @@ static int sndrel(int fd, struct t_discon *discon, bool withdata)
 		return -1;
 	if (rel_args(ep, discon, &d, &lim) != 0)
 		goto out;
-	if (d.udata.len > 0 && (lim == 0 || !xti_size_ok(lim, d.udata.len))) {
+	if (!xti_size_ok(lim, d.udata.len)) {
 		xti_err(TBADDATA);
 		goto out;
 	}

@@ -25,8 +25,6 @@
 
 #include "xti_impl.h"
 
-#define ALIGN4(n)	(((size_t)(n) + 3) & ~(size_t)3)
-
 static int sndudata(int fd, const struct t_unitdata *uud, const char *dat,
 		    unsigned int dlen, bool gathered)
 {
@@ -66,7 +64,7 @@ static int sndudata(int fd, const struct t_unitdata *uud, const char *dat,
 	/* (t_look still asks the provider) */
 	if (xti_send_stop(ep, ev, T_UDERR) != 0)
 		goto out;
-	ooff = ALIGN4(sizeof(ur) + (size_t)ud.addr.len);
+	ooff = XTI_ALIGN4(sizeof(ur) + (size_t)ud.addr.len);
 	clen = ud.opt.len ? ooff + ud.opt.len : sizeof(ur) + ud.addr.len;
 	if (clen > INT_MAX) {
 		/* (a provider whose sizes are T_INFINITE: no control part
