@@ -301,16 +301,21 @@ static void vacate(int fd)
 	errno = e;
 }
 
+/* fd about to be closed by the kernel: vacated and forgotten if it names
+ * a stream; its open file (to release after that close) or NULL. */
+static struct sth_file *close_forget(int fd, bool app)
+{
+	if (fd < 0 || !maybe_stream(fd))
+		return NULL;
+	vacate(fd);
+	return app ? app_remove(fd) : sth_fd_remove(fd);
+}
+
 static int close_common(int fd, bool app)
 {
-	struct sth_file *f = NULL;
-	int r;
+	struct sth_file *f = close_forget(fd, app);
+	int r = REAL(close)(fd);
 
-	if (maybe_stream(fd)) {
-		vacate(fd);
-		f = app ? app_remove(fd) : sth_fd_remove(fd);
-	}
-	r = REAL(close)(fd);
 	if (f != NULL) {
 		int e = errno;
 		sth_file_rele(f);
@@ -334,15 +339,10 @@ int fclose(FILE *fp)
 	struct sth_file *f = NULL;
 	int r;
 
-	if (fp != NULL) {
-		int fd = fileno(fp);
-		if (fd >= 0 && maybe_stream(fd)) {
-			/* (stdio's own writes never reach a stream: libc
-			 * makes them inside itself, to the mirror; README) */
-			vacate(fd);
-			f = app_remove(fd);
-		}
-	}
+	/* (stdio's own writes never reach a stream: libc makes them
+	 * inside itself, to the mirror; README) */
+	if (fp != NULL)
+		f = close_forget(fileno(fp), true);
 	if (real_fclose == NULL)
 		sth_posix_init();
 	r = real_fclose(fp);
