@@ -483,11 +483,9 @@ static void mkcopyreq(mblk_t *mp, unsigned char type, void *priv,
 	mp->b_rptr = mp->b_datap->db_base;
 	if ((size_t)(mp->b_datap->db_lim - mp->b_rptr) < sizeof(*cq)) {
 		ioc = (struct iocblk *)mp->b_rptr;
-		memmove(ioc, &(struct iocblk){ .ioc_cmd = cmd, .ioc_cr = cr,
-					       .ioc_id = id, .ioc_flag = flag,
-					       .ioc_error = ENOMEM,
-					       .ioc_rval = -1 },
-			sizeof(*ioc));
+		*ioc = (struct iocblk){ .ioc_cmd = cmd, .ioc_cr = cr,
+					.ioc_id = id, .ioc_flag = flag,
+					.ioc_error = ENOMEM, .ioc_rval = -1 };
 		mp->b_datap->db_type = M_IOCNAK;
 		mp->b_wptr = mp->b_rptr + sizeof(*ioc);
 		return;

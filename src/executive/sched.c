@@ -152,22 +152,24 @@ static void sched_done(int n);
  * for itself); with no workers (streams_set_workers(0): the application
  * runs the services itself; or shutting down) it runs them on its way
  * out of the entry it makes, as inside one.  It enters either way, so a
- * dying queue is settled by
- * strsched_unschedule(), a grace period, and strsched_unschedule() once
- * more: a thread that was inside during the first may have handed it to
- * the global list before it left (str_qdetach, str_push's failure).
+ * dying queue is settled by strsched_unschedule(), a grace period, and
+ * strsched_unschedule() once more: a thread that was inside during the
+ * first may have handed it to the global list before it left
+ * (str_qdetach, str_push's failure).
  */
 void strsched_enable(queue_t *q)
 {
 	struct strthread *t = str_self();
+	bool outside = t->t_depth == 0;
 
 	strstat_add(t, ST_QENABLES, 1);
-	if (t->t_depth == 0 &&
+	if (outside)
+		str_enter();
+	if (outside &&
 	    __atomic_load_n(&str_want_workers, __ATOMIC_RELAXED) != 0 &&
 	    !__atomic_load_n(&str_shutting_down, __ATOMIC_ACQUIRE)) {
 		int ran = 0;
 
-		str_enter();
 		global_add(q);
 		/* no worker could be started (a thread limit): nobody else
 		 * would run it; so this thread does, as with none wanted */
@@ -177,9 +179,6 @@ void strsched_enable(queue_t *q)
 		sched_done(ran);
 		return;
 	}
-	bool outside = t->t_depth == 0;
-	if (outside)
-		str_enter();
 	q->q_link = NULL;
 	if (t->t_runq_tail != NULL)
 		t->t_runq_tail->q_link = q;

@@ -445,14 +445,13 @@ fail:
 static toid_t timeout_ns(queue_t *q, void (*func)(), void *arg, uint64_t ns)
 {
 	struct strcallout *co = callout_new(CO_TIMEOUT, q, func);
+	uint64_t now = str_now_ns();
 
 	if (co == NULL)
 		return 0;
 	co->co_arg = arg;
-	co->co_when = str_now_ns();
 	/* (saturated: a timeout of "forever" must not wrap into the past) */
-	co->co_when = ns > UINT64_MAX - co->co_when ? UINT64_MAX
-						    : co->co_when + ns;
+	co->co_when = ns > UINT64_MAX - now ? UINT64_MAX : now + ns;
 	return callout_add(co);
 }
 
