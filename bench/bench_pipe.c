@@ -23,6 +23,8 @@
  *
  * Output: a table, and CSV rows
  * placement,impl,modules,size,msgs_per_s,ratio_to_pipe with --csv FILE.
+ * --impls a,b runs only the named implementations (for profiling one;
+ * without pipe the ratio column is 0).
  * Median of --reps runs of --ms milliseconds each.  Split placement also
  * measures how long a cache line takes to pass between the two CPUs,
  * before and after the table (row "split,handoff,0,64,BEFORE,AFTER"):
@@ -309,6 +311,7 @@ int main(int argc, char **argv)
 	static const int mods[] = { 0, 1, 4, 16 };
 	FILE *csv = NULL;
 	bool short_run = false;
+	bool want[4] = { true, true, true, true };	/* --impls */
 	double handoff[2] = { 0, 0 };	/* split only: ns before, after */
 
 	for (int i = 1; i < argc; i++) {
@@ -329,14 +332,29 @@ int main(int argc, char **argv)
 				return 2;
 			}
 		}
-		else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
+		else if (!strcmp(argv[i], "--impls") && i + 1 < argc) {
+			memset(want, 0, sizeof(want));
+			for (char *p = strtok(argv[++i], ","); p;
+			     p = strtok(NULL, ",")) {
+				int k = IMPL_PIPE;
+				while (k <= IMPL_STREAMS_MSG && strcmp(p, impl_name[k]))
+					k++;
+				if (k > IMPL_STREAMS_MSG) {
+					fprintf(stderr, "bench_pipe: --impls "
+						"pipe,socketpair,streams,streams-msg\n");
+					return 2;
+				}
+				want[k] = true;
+			}
+		} else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
 			nsizes = 0;
 			for (char *p = strtok(argv[++i], ","); p && nsizes < 16;
 			     p = strtok(NULL, ","))
 				sizes[nsizes++] = strtoul(p, NULL, 10);
 		} else {
 			fprintf(stderr, "usage: %s [--csv FILE] [--reps N] [--ms MS] "
-				"[--sizes a,b,c] [--quick] [--placement split|same|os]\n",
+				"[--sizes a,b,c] [--impls a,b] [--quick] "
+				"[--placement split|same|os]\n",
 				argv[0]);
 			return 2;
 		}
@@ -364,7 +382,7 @@ int main(int argc, char **argv)
 		for (int im = IMPL_PIPE; im <= IMPL_STREAMS_MSG; im++) {
 			for (int m = 0; m < 4; m++) {
 				double v[31];
-				if (im < IMPL_STREAMS && m > 0)
+				if (!want[im] || (im < IMPL_STREAMS && m > 0))
 					break;
 				if (short_run && m != 0 && m != 1)
 					continue;
@@ -378,19 +396,21 @@ int main(int argc, char **argv)
 				double med = v[reps / 2];
 				if (im == IMPL_PIPE)
 					base = med;
+				/* without the pipe run there is no ratio: 0 */
+				double ratio = base > 0 ? med / base : 0;
 				printf("%-12s %4d %8zu %14.0f %8.2f\n",
 				       impl_name[im], mods[m], sizes[s], med,
-				       med / base);
+				       ratio);
 				if (csv)
 					fprintf(csv, "%s,%s,%d,%zu,%.0f,%.3f\n",
 						placement_name[placement],
 						impl_name[im], mods[m], sizes[s],
-						med, med / base);
+						med, ratio);
 				fflush(stdout);
 			}
 		}
 	}
-	{
+	if (want[IMPL_PIPE]) {
 		double v[3][2];
 		for (int k = 0; k < 3; k++) {
 			v[k][0] = passthrough_ns(true);
