@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <limits.h>
+#include <stropts.h>
 
 #include "t.h"
 #include "harness.h"
@@ -298,6 +300,45 @@ static int fk_child(void)
 	return atomic_load(&child_fired) == 15 ? 0 : 1;
 }
 
+/* A timeout set before the fork fires in the child too (the child had
+ * no callout thread until it set a timeout of its own): with the
+ * executive alone, and with a stream head (whose fork handler runs
+ * last and starts the child's callout thread). */
+static _Atomic int pre_fired;
+
+static void on_pre(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&pre_fired, 1);
+}
+
+static int pre_child(void)
+{
+	wait_for(&pre_fired, 1, 2000);
+	return atomic_load(&pre_fired) == 1 ? 0 : 1;
+}
+
+static void test_timeout_across_fork(bool with_head)
+{
+	int hung, bad, fds[2] = { -1, -1 };
+	toid_t id;
+
+	if (with_head)
+		REQUIRE(s_pipe(fds) == 0);
+	atomic_store(&pre_fired, 0);
+	id = timeout(on_pre, NULL, drv_usectohz(100000));
+	REQUIRE(id > 0);
+	bad = t_forks(1, pre_child, &hung);	/* (before it fires) */
+	CHECK_EQ(hung, 0);
+	CHECK_EQ(bad, 0);
+	wait_for(&pre_fired, 1, 2000);
+	CHECK_EQ(atomic_load(&pre_fired), 1);
+	if (with_head) {
+		CHECK_EQ(close(fds[0]), 0);
+		CHECK_EQ(close(fds[1]), 0);
+	}
+}
+
 static void test_fork_beside_timers(void)
 {
 	pthread_t t[2];
@@ -323,6 +364,8 @@ int main(void)
 	test_qtimeout();
 	test_bufcall();
 #if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+	test_timeout_across_fork(false);	/* (before any stream) */
+	test_timeout_across_fork(true);
 	test_fork_beside_timers();
 #endif
 	CHECK_EQ(drv_hztousec(HZ), 1000000);

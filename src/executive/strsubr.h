@@ -758,6 +758,10 @@ extern pthread_mutex_t str_all_lock;
 void strtimer_atfork_prepare(void);
 void strtimer_atfork_parent(void);
 void strtimer_atfork_child(void);
+void strtimer_child_start(void);
+/* fork: the child's last step, once every handler that rebuilds streams
+ * state has run (the head's, when it has one; else init.c's) */
+void str_fork_child_done(void);
 long str_lbolt(void);
 void strcallout_cancel_queue(queue_t *q);
 

@@ -700,3 +700,15 @@ void strtimer_atfork_child(void)
 	pthread_cond_init(&co_done, NULL);
 	co_thread_running = 0;
 }
+
+/* The child, once every handler of ours has rebuilt what its callouts
+ * may touch (str_fork_child_done): the timeouts and bufcalls copied
+ * with the heap and lists (a module's timer, a pipe's bufcall) get a
+ * thread of their own now, not only when the child sets one. */
+void strtimer_child_start(void)
+{
+	pthread_mutex_lock(&co_lock);
+	if (co_nheap > 0 || co_bufq != NULL || co_readyh != NULL)
+		ensure_thread();
+	pthread_mutex_unlock(&co_lock);
+}
