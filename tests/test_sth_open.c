@@ -7,7 +7,8 @@
  * counts, I_LIST of a reopened minor) and honouring I_SETCLTIME while the
  * write side cannot drain, dup/dup2/dup3/F_DUPFD/close of stream
  * descriptors, isastream, fattach/fdetach (SUSv2 fattach/fdetach), and
- * autopush (autopush_add, then the modules show in I_LIST).
+ * autopush (autopush_add, then the modules show in I_LIST), and clone
+ * opens never taking a minor a stream has.
  */
 #include "sth.h"
 
@@ -592,6 +593,90 @@ static void test_close_range(void)
 	CHECK_RET(streams_in_use(), base);
 }
 
+/* The minor of fd's stream, a clone of drv with a module pushed: the
+ * minor whose open finds that module; -1 if none up to 4096 does. */
+static int marked_minor(const char *drv)
+{
+	char path[64], name[FMNAMESZ + 1];
+
+	for (int k = 1; k < 4096; k++) {
+		snprintf(path, sizeof(path), "/dev/streams/%s/%d", drv, k);
+		int f = open(path, O_RDWR);
+		if (f < 0)
+			return -1;
+		int r = ioctl(f, I_LOOK, name);
+		close(f);
+		if (r == 0 && strcmp(name, "nullmod") == 0)
+			return k;
+	}
+	return -1;
+}
+
+/*
+ * A clone open takes a minor no stream has: with minor m+1 held open by
+ * name, the clone after the one given m gets another (a driver counting
+ * its clones gave m+1 again, and an open of /dev/streams/<drv>/<m+1>
+ * then found the clone's stream instead of the one opened by name).
+ */
+static void test_clone_minors(void)
+{
+	/* (mux and spx clone every open: no minor of theirs can be had by
+	 * name, so they could only meet one of their own after a wrap) */
+	static const char *drvs[] = { "nuls", "echo" };
+	char path[64], name[FMNAMESZ + 1];
+
+	for (size_t i = 0; i < sizeof(drvs) / sizeof(drvs[0]); i++) {
+		snprintf(path, sizeof(path), "/dev/streams/clone/%s", drvs[i]);
+		int c = open(path, O_RDWR);
+		REQUIRE(c >= 0);
+		REQUIRE(ioctl(c, I_PUSH, "nullmod") == 0);
+		int m = marked_minor(drvs[i]);
+		CHECK(m > 0);
+		CHECK_EQ(close(c), 0);
+
+		snprintf(path, sizeof(path), "/dev/streams/%s/%d", drvs[i],
+			 m + 1);
+		int held = open(path, O_RDWR);
+		REQUIRE(held >= 0);
+		snprintf(path, sizeof(path), "/dev/streams/clone/%s", drvs[i]);
+		int x = open(path, O_RDWR);
+		REQUIRE(x >= 0);
+		REQUIRE(ioctl(x, I_PUSH, "nullmod") == 0);
+		/* m + 1 is still the stream opened by name, no module */
+		snprintf(path, sizeof(path), "/dev/streams/%s/%d", drvs[i],
+			 m + 1);
+		int again = open(path, O_RDWR);
+		REQUIRE(again >= 0);
+		CHECK_ERR(ioctl(again, I_LOOK, name), EINVAL);
+		int mx = marked_minor(drvs[i]);
+		CHECK(mx > 0 && mx != m + 1);
+		CHECK_EQ(close(again), 0);
+		CHECK_EQ(close(x), 0);
+		CHECK_EQ(close(held), 0);
+	}
+
+	/* round the whole minor space of echo (1024) and on: the clones
+	 * go past a minor held open by name, never onto it */
+	int a = open("/dev/streams/clone/echo", O_RDWR);
+	REQUIRE(a >= 0);
+	REQUIRE(ioctl(a, I_PUSH, "nullmod") == 0);
+	int ma = marked_minor("echo");
+	REQUIRE(ma > 0);
+	snprintf(path, sizeof(path), "/dev/streams/echo/%d", ma);
+	int bad = 0;
+	for (int k = 0; k < 1100; k++) {
+		int x = open("/dev/streams/clone/echo", O_RDWR);
+		int f = open(path, O_RDWR);
+		if (x < 0 || f < 0 || ioctl(f, I_LOOK, name) != 0 ||
+		    strcmp(name, "nullmod") != 0)
+			bad++;
+		close(f);
+		close(x);
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(close(a), 0);
+}
+
 int main(void)
 {
 	th_mark();
@@ -606,6 +691,7 @@ int main(void)
 	test_autopush();
 	test_stale_number();
 	test_close_range();
+	test_clone_minors();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();
 }

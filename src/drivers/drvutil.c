@@ -3,6 +3,9 @@
  * drivers and modules (see drvutil.h).
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "drvutil.h"
@@ -97,4 +100,68 @@ void drain_queue(queue_t *q)
 		}
 		putnext(q, mp);
 	}
+}
+
+int drv_minor_open(struct drv_minors *dm, bool clone, minor_t *minor)
+{
+	minor_t m = *minor;
+	int err = 0;
+
+	pthread_mutex_lock(&dm->lock);
+	if (dm->used == NULL &&
+	    (dm->used = calloc(dm->max, sizeof(*dm->used))) == NULL) {
+		err = ENOMEM;
+		goto out;
+	}
+	if (clone) {
+		/* from next on, wrapping past the top to 1 */
+		minor_t n = dm->next, tries = dm->max - 1;
+
+		for (; tries > 0; tries--, n = n + 1 < dm->max ? n + 1 : 1)
+			if (n != 0 && dm->used[n] == 0)
+				break;
+		if (tries == 0) {
+			err = ENXIO;
+			goto out;
+		}
+		m = n;
+		dm->next = m + 1 < dm->max ? m + 1 : 1;
+	} else if (m >= dm->max || dm->used[m] == UCHAR_MAX) {
+		err = ENXIO;
+		goto out;
+	}
+	dm->used[m]++;
+	*minor = m;
+out:
+	pthread_mutex_unlock(&dm->lock);
+	return err;
+}
+
+void drv_minor_close(struct drv_minors *dm, minor_t minor)
+{
+	pthread_mutex_lock(&dm->lock);
+	if (dm->used != NULL && minor < dm->max && dm->used[minor] > 0)
+		dm->used[minor]--;
+	pthread_mutex_unlock(&dm->lock);
+}
+
+int drv_minor_qopen(struct drv_minors *dm, queue_t *q, dev_t *devp,
+		    int sflag)
+{
+	minor_t m = getminor(*devp);
+	int err;
+
+	if (q->q_ptr != NULL)
+		return 0;		/* reopen */
+	if ((err = drv_minor_open(dm, sflag == CLONEOPEN, &m)) != 0)
+		return err;
+	*devp = makedevice(getmajor(*devp), m);
+	q->q_ptr = WR(q)->q_ptr = (void *)(uintptr_t)(m + 1);
+	return 0;
+}
+
+void drv_minor_qclose(struct drv_minors *dm, queue_t *q)
+{
+	drv_minor_close(dm, (minor_t)((uintptr_t)q->q_ptr - 1));
+	q->q_ptr = WR(q)->q_ptr = NULL;
 }

@@ -5,6 +5,7 @@
 #ifndef STREAMS_DRVUTIL_H
 #define STREAMS_DRVUTIL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <sys/stream.h>
 
@@ -49,5 +50,34 @@ void pass_or_queue(queue_t *q, mblk_t *mp);
 
 /* Service procedure body: send queued messages on while flow allows. */
 void drain_queue(queue_t *q);
+
+/*
+ * The minors of a driver's streams, counted per minor (a stream of a
+ * minor may still be closing when the head makes another of it).  A clone
+ * open takes a minor no stream has, searching on from the one given last
+ * (a minor just let go is not handed out again at once); minor 0 is
+ * never a clone's.  The counts are allocated at the first open.
+ */
+struct drv_minors {
+	pthread_mutex_t lock;
+	minor_t max;		/* minors below this; const */
+	minor_t next;		/* where a clone's search starts; lock */
+	unsigned char *used;	/* streams of each minor; lock */
+};
+#define DRV_MAXMINOR	0x100000	/* the minors a path can name */
+#define DRV_MINORS_INIT(n)	{ PTHREAD_MUTEX_INITIALIZER, (n), 1, NULL }
+
+/* Count a stream of *minor, or with clone first choose *minor: 0, or
+ * ENXIO (out of range, or every minor taken), ENOMEM. */
+int drv_minor_open(struct drv_minors *dm, bool clone, minor_t *minor);
+
+/* A stream of minor has closed. */
+void drv_minor_close(struct drv_minors *dm, minor_t minor);
+
+/* The open and close procedures of a driver whose streams need nothing
+ * but their minor, kept in q_ptr (as minor + 1): a reopen is let be. */
+int drv_minor_qopen(struct drv_minors *dm, queue_t *q, dev_t *devp,
+		    int sflag);
+void drv_minor_qclose(struct drv_minors *dm, queue_t *q);
 
 #endif

@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 
 #include <sys/strconf.h>
@@ -21,48 +20,17 @@
 
 #define ECHO_MAXMINOR 1024
 
-static pthread_mutex_t echo_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned int echo_used[ECHO_MAXMINOR];	/* streams of each minor,
-						   closing ones too;
-						   echo_lock */
+static struct drv_minors echo_minors = DRV_MINORS_INIT(ECHO_MAXMINOR);
 
 static int echo_open(queue_t *q, dev_t *devp, int oflag, int sflag,
 		     cred_t *cr)
 {
-	minor_t m = getminor(*devp);
-
-	if (q->q_ptr != NULL)
-		return 0;		/* reopen */
-	pthread_mutex_lock(&echo_lock);
-	if (sflag == CLONEOPEN) {
-		for (m = 1; m < ECHO_MAXMINOR && echo_used[m]; m++)
-			;
-		if (m == ECHO_MAXMINOR) {
-			pthread_mutex_unlock(&echo_lock);
-			return ENXIO;
-		}
-	} else if (m >= ECHO_MAXMINOR) {
-		pthread_mutex_unlock(&echo_lock);
-		return ENXIO;
-	}
-	/* (a count: a stream of this minor may still be closing, or a
-	 * clone open taking it, when the head makes another) */
-	echo_used[m]++;
-	pthread_mutex_unlock(&echo_lock);
-	*devp = makedevice(getmajor(*devp), m);
-	q->q_ptr = WR(q)->q_ptr = (void *)(uintptr_t)(m + 1);
-	return 0;
+	return drv_minor_qopen(&echo_minors, q, devp, sflag);
 }
 
 static int echo_close(queue_t *q, int oflag, cred_t *cr)
 {
-	minor_t m = (minor_t)((uintptr_t)q->q_ptr - 1);
-
-	pthread_mutex_lock(&echo_lock);
-	if (m < ECHO_MAXMINOR)
-		echo_used[m]--;
-	pthread_mutex_unlock(&echo_lock);
-	q->q_ptr = WR(q)->q_ptr = NULL;
+	drv_minor_qclose(&echo_minors, q);
 	return 0;
 }
 

@@ -16,7 +16,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,11 +40,12 @@ struct mux_upper {
 	queue_t *rq;			/* upper read queue */
 	int route;			/* muxid for writes, 0: oldest;
 					   mux_lock */
+	minor_t minor;			/* const */
 };
 
 static pthread_mutex_t mux_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mux_lower *mux_links;	/* mux_lock */
-static _Atomic unsigned int mux_next = 1;
+static struct drv_minors mux_minors = DRV_MINORS_INIT(DRV_MAXMINOR);
 
 /* The lower write queue writes of up go to, or NULL. */
 static queue_t *route_of(struct mux_upper *up)
@@ -69,17 +69,22 @@ static int mux_open(queue_t *q, dev_t *devp, int oflag, int sflag,
 		    cred_t *cr)
 {
 	struct mux_upper *up;
+	minor_t m = getminor(*devp);
+	int err;
 
 	if (q->q_ptr != NULL)
 		return 0;
 	up = calloc(1, sizeof(*up));
 	if (up == NULL)
 		return ENOMEM;
+	if ((err = drv_minor_open(&mux_minors, sflag == CLONEOPEN, &m)) != 0) {
+		free(up);
+		return err;
+	}
 	up->rq = q;
+	up->minor = m;
 	q->q_ptr = WR(q)->q_ptr = up;
-	if (sflag == CLONEOPEN)
-		*devp = makedevice(getmajor(*devp),
-				   atomic_fetch_add(&mux_next, 1) & 0xfffff);
+	*devp = makedevice(getmajor(*devp), m);
 	return 0;
 }
 
@@ -98,6 +103,7 @@ static int mux_close(queue_t *q, int oflag, cred_t *cr)
 			qenable(RD(l->lwq));
 		}
 	pthread_mutex_unlock(&mux_lock);
+	drv_minor_close(&mux_minors, up->minor);
 	free(up);
 	q->q_ptr = WR(q)->q_ptr = NULL;
 	return 0;

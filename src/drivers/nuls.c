@@ -5,25 +5,22 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 
 #include <sys/strconf.h>
 
 #include "drvutil.h"
 
-static _Atomic unsigned int nuls_next = 1;
+static struct drv_minors nuls_minors = DRV_MINORS_INIT(DRV_MAXMINOR);
 
 static int nuls_open(queue_t *q, dev_t *devp, int oflag, int sflag,
 		     cred_t *cr)
 {
-	if (sflag == CLONEOPEN)
-		*devp = makedevice(getmajor(*devp),
-				   atomic_fetch_add(&nuls_next, 1) & 0xfffff);
-	return 0;
+	return drv_minor_qopen(&nuls_minors, q, devp, sflag);
 }
 
 static int nuls_close(queue_t *q, int oflag, cred_t *cr)
 {
+	drv_minor_qclose(&nuls_minors, q);
 	return 0;
 }
 

@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,28 +24,36 @@ struct spx {
 	queue_t *rq;
 	queue_t *peer;			/* peer's read queue; spx_lock,
 					   atomic reads */
+	minor_t minor;			/* const */
 };
 
 static pthread_mutex_t spx_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct spx *spx_list;		/* spx_lock */
-static _Atomic unsigned int spx_next = 1;
+static struct drv_minors spx_minors = DRV_MINORS_INIT(DRV_MAXMINOR);
 
 static int spx_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *cr)
 {
 	struct spx *s;
+	minor_t m = 0;
+	int err;
 
 	if (q->q_ptr != NULL)
 		return 0;
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return ENOMEM;
+	/* (every open a new end: a minor of its own, clone or not) */
+	if ((err = drv_minor_open(&spx_minors, true, &m)) != 0) {
+		free(s);
+		return err;
+	}
+	s->minor = m;
 	s->rq = q;
 	q->q_ptr = WR(q)->q_ptr = s;
 	pthread_mutex_lock(&spx_lock);
 	s->next = spx_list;
 	spx_list = s;
 	pthread_mutex_unlock(&spx_lock);
-	*devp = makedevice(getmajor(*devp),
-			   atomic_fetch_add(&spx_next, 1) & 0xfffff);
+	*devp = makedevice(getmajor(*devp), m);
 	return 0;
 }
 
@@ -76,6 +83,7 @@ static int spx_close(queue_t *q, int oflag, cred_t *cr)
 	pthread_mutex_unlock(&spx_lock);
 	if (hang != NULL)
 		(void)putnextctl(hang, M_HANGUP);
+	drv_minor_close(&spx_minors, s->minor);
 	free(s);
 	q->q_ptr = WR(q)->q_ptr = NULL;
 	return 0;
