@@ -794,6 +794,22 @@ static int test_handler_reads(void)
 	CHECK_EQ(sig_read_done, 1);
 	signal(SIGPOLL, SIG_IGN);
 	CHECK_RET(close(sig_fd), 0);
+
+	/* an M_SIG raised by the read that brings it to the front: the
+	 * handler runs once that read is out of the library (raised inside,
+	 * its read waited for good for the reader lock the first held) */
+	sig_fd = open_tm(O_NONBLOCK);
+	char buf[8];
+	signal(SIGUSR2, read_in_handler);
+	sig_read_done = 0;
+	CHECK_RET(sendup_data(sig_fd, "first", 0, 0), 0);
+	CHECK_RET(sendup_bytes(sig_fd, M_SIG, 1, SIGUSR2, 0), 0);
+	CHECK_RET(sendup_data(sig_fd, "next", 0, 0), 0);
+	CHECK_RET(read(sig_fd, buf, 5), 5);
+	CHECK_EQ(sig_read_done, 1);	/* (before that read returned) */
+	CHECK_RET(nread(sig_fd, NULL), 0);	/* the handler read "next" */
+	signal(SIGUSR2, SIG_IGN);
+	CHECK_RET(close(sig_fd), 0);
 	return 0;
 }
 

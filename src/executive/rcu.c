@@ -122,8 +122,11 @@ void str_synchronize(void)
 void str_exit_slow(struct strthread *t)
 {
 	strsched_run_local(t);
-	if (--t->t_depth == 0)
+	if (--t->t_depth == 0) {
 		atomic_store_explicit(&t->t_rcu, 0, memory_order_release);
+		if (t->t_nsig != 0)
+			str_signal_flush(t);
+	}
 }
 
 /* ---- fork ---- */

@@ -155,6 +155,8 @@ struct strmag {			/* per-thread cache of free objects */
 	void *slot[STR_MAGSIZE];
 };
 
+#define STR_NSIG_HELD	8	/* distinct (pid, signal) pairs held */
+
 struct strthread {
 	struct strthread *t_next;	/* registry; thread registry lock */
 	_Atomic unsigned long t_rcu;	/* 0 outside, odd inside (rcu.c);
@@ -179,6 +181,9 @@ struct strthread {
 	unsigned t_bkey;		/* the run's key */
 	int t_dead;			/* destructor ran */
 	int t_tid;			/* kernel thread id */
+	int t_nsig;			/* signals held for the outermost
+					   exit (str_signal); this thread */
+	struct { pid_t pid; int sig; } t_sig[STR_NSIG_HELD];
 };
 
 extern __thread struct strthread *str_self_tls STR_TLS_IE;
@@ -300,6 +305,12 @@ static inline void strblock_unlock(struct strblock *b)
 /* ------------------------------------------------------------------ */
 
 void str_exit_slow(struct strthread *t);
+/* Send sig to pid (0: the calling thread) once the caller has left its
+ * outermost entry: a handler run at once would run inside library code,
+ * under its locks (a SIGPOLL handler reading the stream whose reader
+ * lock the signalling read holds).  Outside any entry it is sent now. */
+void str_signal(pid_t pid, int sig);
+void str_signal_flush(struct strthread *t);
 /* What an entry must do beyond its two stores (rcu.c), read once by every
  * entry after it has published itself: */
 #define STR_ENTRY_FENCE	1	/* no membarrier: a full fence (exchange) */
@@ -333,7 +344,7 @@ static inline struct strthread *str_enter(void)
 
 static inline void str_exit(struct strthread *t)
 {
-	if (t->t_depth == 1 && (t->t_runq_head != NULL)) {
+	if (t->t_depth == 1 && (t->t_runq_head != NULL || t->t_nsig != 0)) {
 		str_exit_slow(t);
 		return;
 	}

@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #endif
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,49 @@ void strthread_atfork_child(void)
 			t->t_dead = 1;
 		}
 	}
+}
+
+/* ---- signals held for the outermost exit ---- */
+
+static void send_signal(pid_t pid, int sig)
+{
+	if (pid == 0)
+		pthread_kill(pthread_self(), sig);
+	else
+		kill(pid, sig);
+}
+
+void str_signal(pid_t pid, int sig)
+{
+	struct strthread *t = str_self_tls;
+
+	if (t == NULL || t->t_depth == 0) {
+		send_signal(pid, sig);
+		return;
+	}
+	/* (a signal pending twice is delivered once anyway) */
+	for (int i = 0; i < t->t_nsig; i++)
+		if (t->t_sig[i].pid == pid && t->t_sig[i].sig == sig)
+			return;
+	if (t->t_nsig == STR_NSIG_HELD) {
+		send_signal(pid, sig);	/* (nine distinct: not seen) */
+		return;
+	}
+	t->t_sig[t->t_nsig].pid = pid;
+	t->t_sig[t->t_nsig++].sig = sig;
+}
+
+/* Outside every entry now: send what was held (a handler may enter the
+ * library again, and hold more: those wait for its own exit). */
+void str_signal_flush(struct strthread *t)
+{
+	struct { pid_t pid; int sig; } s[STR_NSIG_HELD];
+	int n = t->t_nsig;
+
+	memcpy(s, t->t_sig, sizeof(s[0]) * (size_t)n);
+	t->t_nsig = 0;
+	for (int i = 0; i < n; i++)
+		send_signal(s[i].pid, s[i].sig);
 }
 
 /* ---- the executive's own threads ---- */

@@ -231,7 +231,7 @@ static void raise_sig(struct sthead *sh, mblk_t *mp)
 	if (sig == SIGPOLL)
 		sth_sigpoll(sh, S_MSG, 0);
 	else
-		kill(getpid(), sig);
+		str_signal(getpid(), sig);	/* (after the read's exit) */
 }
 
 static bool is_msig(const mblk_t *mp, void *arg)

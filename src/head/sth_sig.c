@@ -144,9 +144,10 @@ void sth_sigpoll(struct sthead *sh, int event, int band)
 		fired |= S_INPUT;
 	if (!(__atomic_load_n(&sh->sh_sigevents, __ATOMIC_ACQUIRE) & fired))
 		return;
-	/* who gets which signal, noted under the lock and sent after it:
-	 * a signal to this process may run its handler at once, and a
-	 * handler that reads the stream takes sh_lock */
+	/* who gets which signal, noted under the lock and sent after it
+	 * (and after the caller's outermost entry, str_signal): a signal
+	 * to this process may run its handler at once, and a handler that
+	 * reads the stream takes sh_lock and the reader lock */
 	struct { pid_t pid; int sig; } one[8], *to = one;
 	int n = 0, cap = 8;
 
@@ -170,7 +171,7 @@ void sth_sigpoll(struct sthead *sh, int event, int band)
 	}
 	pthread_mutex_unlock(&sh->sh_lock);
 	for (int i = 0; i < n; i++)
-		kill(to[i].pid, to[i].sig);
+		str_signal(to[i].pid, to[i].sig);
 	if (to != one)
 		free(to);
 }

@@ -72,7 +72,7 @@ struct wctx {
  * killed through another thread). */
 static void sigpipe_self(void)
 {
-	pthread_kill(pthread_self(), SIGPIPE);
+	str_signal(0, SIGPIPE);		/* (after the write's exit) */
 }
 
 /*
