@@ -9,7 +9,8 @@
  * small that the writers sleep and are woken every few records; the
  * last case is repeated for two seconds (a race that reorders messages
  * shows only now and then); and read-side flushes landing while the
- * reader holds messages in its cache.  Meant to run clean under
+ * reader holds messages in its cache; and poll() beside modules pushed
+ * and popped.  Meant to run clean under
  * ThreadSanitizer.
  */
 #include "sth.h"
@@ -539,6 +540,54 @@ static void test_flush_while_reading(void)
 	CHECK_RET(close(p[1]), 0);
 }
 
+/* poll() on a stream while its modules are pushed and popped: poll arms
+ * the stream's mirror, which looks at the queues below the head (can a
+ * write go on?); it used to do that outside the library's entry, so a
+ * popped module's queues could be freed under it (ASan: use after
+ * free). */
+struct pp {
+	int fd;
+	_Atomic int stop;
+	long polls;
+};
+
+static void *pp_poller(void *arg)
+{
+	struct pp *a = arg;
+
+	while (!atomic_load(&a->stop)) {
+		struct pollfd pf = { a->fd, POLLOUT | POLLWRBAND | POLLIN, 0 };
+		if (poll(&pf, 1, 0) < 0)
+			break;
+		a->polls++;
+	}
+	return NULL;
+}
+
+static void test_poll_beside_pop(void)
+{
+	struct pp a = { 0 };
+	pthread_t t;
+	int p[2], rounds = 0, bad = 0;
+	long end = now_ms() + 1000;
+
+	open_pipe(p);
+	a.fd = p[0];
+	REQUIRE(pthread_create(&t, NULL, pp_poller, &a) == 0);
+	while (now_ms() < end) {
+		if (ioctl(p[0], I_PUSH, "nullmod") != 0 ||
+		    ioctl(p[0], I_POP, 0) != 0)
+			bad++;
+		rounds++;
+	}
+	atomic_store(&a.stop, 1);
+	pthread_join(t, NULL);
+	CHECK_EQ(bad, 0);
+	CHECK(a.polls > 0 && rounds > 0);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+}
+
 int main(void)
 {
 	/* sanitizers slow everything down several times */
@@ -546,6 +595,7 @@ int main(void)
 	nrec = 20000;
 #endif
 	th_mark();
+	test_poll_beside_pop();
 	test_flush_while_reading();
 	test_hipri_wakeup();
 	test_biased_lock();

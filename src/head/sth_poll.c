@@ -391,6 +391,8 @@ void sth_mirror_update(struct sthead *sh)
 	}
 }
 
+/* (inside an entry: the sync looks at the queues below the head, which
+ * a pop on another thread frees only after the entries in progress) */
 void sth_mirror_arm(struct sthead *sh, bool persistent)
 {
 	int v = persistent ? (1 << 16) : 1;
@@ -398,6 +400,7 @@ void sth_mirror_arm(struct sthead *sh, bool persistent)
 	if (persistent && (__atomic_load_n(&sh->sh_marmed, __ATOMIC_ACQUIRE) &
 			   ~0xffff))
 		return;		/* already armed for good */
+	struct strthread *t = str_enter();
 	__atomic_add_fetch(&sh->sh_marmed, v, __ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&sh->sh_mlock);
 	__atomic_store_n(&sh->sh_mdirty, 0, __ATOMIC_RELEASE);
@@ -407,6 +410,7 @@ void sth_mirror_arm(struct sthead *sh, bool persistent)
 	 * update to us: redo it, as sth_mirror_update's holder does */
 	if (__atomic_load_n(&sh->sh_mdirty, __ATOMIC_SEQ_CST))
 		sth_mirror_update(sh);
+	str_exit(t);
 }
 
 void sth_mirror_disarm(struct sthead *sh)
