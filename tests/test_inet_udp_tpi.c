@@ -17,7 +17,9 @@
  *		as T_UDERROR_IND; T_DISCON_REQ back to TS_IDLE on the same
  *		address
  *   and	T_DATA_REQ when not connected, an unknown primitive:
- *		M_ERROR EPROTO (the stream's read and write fail)
+ *		M_ERROR EPROTO (the stream's read and write fail); a
+ *		T_UNITDATA_REQ sent as M_PCPROTO to a full local receiver
+ *		waits its turn without the service procedure spinning
  */
 #include "ferry.h"
 
@@ -306,9 +308,58 @@ static void test_dev(const char *dev)
 	(void)ca;
 }
 
+/* /dev/udp (a local receiver's room is known: datagrams wait for it on
+ * the sender's write queue): a T_UNITDATA_REQ sent as M_PCPROTO to a
+ * full receiver waits as an ordinary message, in its turn, and the
+ * write service procedure does not run over and over while it waits (a
+ * high priority message at the tail broke the queue's order, and one put
+ * back re-enables its queue at once). */
+static void test_hipri_held(void)
+{
+	int A = open("/dev/udp", O_RDWR), B = open("/dev/udp", O_RDWR);
+	struct sockaddr_in bb;
+	struct strstats s0, s1;
+	struct fmsg m;
+	unsigned port;
+	char buf[8];
+	int n = 0, got = 0, bad = 0;
+
+	REQUIRE(A >= 0 && B >= 0);
+	(void)bind_lo(A);
+	bb = bind_lo(B);
+	REQUIRE(fcntl(A, F_SETFL, O_NONBLOCK) == 0);
+	for (; n < 200000; n++)
+		if (fm_write(A, fm_data(fm_unitdata_req(&m, &bb, sizeof(bb),
+							NULL, 0), &n,
+					sizeof(n))) != 0)
+			break;
+	CHECK_EQ(errno, EAGAIN);
+	fm_data(fm_unitdata_req(&m, &bb, sizeof(bb), NULL, 0), &n, sizeof(n));
+	m.hipri = 1;
+	CHECK_RET(fm_write(A, &m), 0);
+	CHECK_RET(streams_stats(&s0), 0);
+	pause_ms(100);
+	CHECK_RET(streams_stats(&s1), 0);
+	CHECK(s1.svc_runs - s0.svc_runs < 1000);
+	/* every datagram, in order, the last one last */
+	for (int k = 0; k <= n; k++) {
+		int v = -1;
+		if (rcv_ind(B, &port, buf, sizeof(buf)) != (int)sizeof(v))
+			break;
+		memcpy(&v, buf, sizeof(v));
+		bad += v != k;
+		got++;
+	}
+	CHECK_EQ(got, n + 1);
+	CHECK_EQ(bad, 0);
+	CHECK_RET(close(A), 0);
+	CHECK_RET(close(B), 0);
+}
+
 int main(void)
 {
 	test_dev("/dev/inet/udp");
 	test_dev("/dev/udp");
+	test_hipri_held();
 	T_DONE();
 }
