@@ -433,6 +433,36 @@ static void test_hangup_async(void)
  * number, as it went on before).  The first set also watched the stream
  * through a lower-numbered dup, closed since: the registration made
  * through the number still open keeps its place and data. */
+/* A high priority message waiting when the hangup comes: epoll says
+ * EPOLLPRI until it is read, then no more (the mirror's urgent byte
+ * stayed behind the hangup for good). */
+static void test_hangup_epoll_pri(void)
+{
+	int fd = open_up(O_NONBLOCK), ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev, got;
+	char cb[8];
+	struct strbuf c = { sizeof(cb), 0, cb };
+	int flags = 0;
+
+	REQUIRE(ep >= 0);
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN | EPOLLPRI;
+	CHECK_RET(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev), 0);
+	CHECK_RET(sendup(fd, M_PCPROTO, 0, 0, "hp", 2, NULL, -1), 0);
+	CHECK_RET(epoll_wait(ep, &got, 1, 1000), 1);
+	CHECK_EQ(got.events & EPOLLPRI, EPOLLPRI);
+	CHECK_RET(sendup_bytes(fd, M_HANGUP, 0, 0, 0), 0);
+	CHECK_RET(epoll_wait(ep, &got, 1, 1000), 1);
+	CHECK_EQ(got.events & (EPOLLHUP | EPOLLPRI), EPOLLHUP | EPOLLPRI);
+	CHECK_RET(getmsg(fd, &c, NULL, &flags), 0);
+	CHECK_EQ(c.len, 2);
+	CHECK_RET(epoll_wait(ep, &got, 1, 0), 1);
+	CHECK_EQ(got.events & EPOLLHUP, EPOLLHUP);
+	CHECK_EQ(got.events & EPOLLPRI, 0);
+	CHECK_RET(close(ep), 0);
+	CHECK_RET(close(fd), 0);
+}
+
 static void test_hangup_epoll(void)
 {
 	int hole = open("/dev/null", O_RDONLY);
@@ -875,6 +905,7 @@ int main(void)
 	test_hangup_wakes();
 	test_hangup_async();
 	test_hangup_epoll();
+	test_hangup_epoll_pri();
 	test_flush();
 	test_signals();
 	test_pcproto_and_bands();

@@ -343,17 +343,21 @@ static void mirror_sync(struct sthead *sh)
 			fill_app(sh);
 			have &= ~MIR_OUT;
 		}
-		/* the application end now reads EOF and polls HUP */
+		/* the application end now reads EOF and polls HUP (an
+		 * urgent byte sent already stays until its message is
+		 * read, below) */
 		shutdown(sh->sh_mfd_lib, SHUT_RDWR);
 		have |= MIR_HUP | MIR_IN;
+	}
+	if ((have & MIR_PRI) && !(want & MIR_PRI)) {
+		recv(sh->sh_mfd_app, &c, 1, MSG_OOB | MSG_DONTWAIT);
 		have &= ~MIR_PRI;
+		if (!(have & MIR_HUP)) {	/* (hung up: EOF stays) */
+			drain(sh->sh_mfd_app, 0);
+			have &= ~MIR_IN;
+		}
 	}
 	if (!(have & MIR_HUP)) {
-		if ((have & MIR_PRI) && !(want & MIR_PRI)) {
-			recv(sh->sh_mfd_app, &c, 1, MSG_OOB | MSG_DONTWAIT);
-			drain(sh->sh_mfd_app, 0);
-			have &= ~(MIR_PRI | MIR_IN);
-		}
 		if ((have & MIR_IN) && !(want & MIR_IN)) {
 			drain(sh->sh_mfd_app, 0);
 			have &= ~MIR_IN;
