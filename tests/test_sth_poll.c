@@ -10,7 +10,8 @@
  * time-outs honoured, epoll's level-triggered events appearing and
  * disappearing as data arrives and is read, and polls for what the
  * stream lacks while it has what the mirror cannot tell apart (no busy
- * loop), and for POLLWRBAND alone.  O_ASYNC (fcntl F_SETFL and ioctl
+ * loop), and for POLLWRBAND alone (any band above 0 written that has
+ * room, or none written yet).  O_ASYNC (fcntl F_SETFL and ioctl
  * FIOASYNC) with F_SETOWN and F_SETSIG: the owner gets its signal, with
  * the descriptor and POLL_IN, POLL_OUT or POLL_HUP, when a stream becomes
  * readable, writable again or hung up, and none once O_ASYNC is off.
@@ -585,6 +586,49 @@ static void test_inexact(void)
 	CHECK_RET(close(p[1]), 0);
 }
 
+/* POLLWRBAND is any band above 0 that has been written and has room
+ * (SVR4 strpoll), not band 1 alone: band 1 full and band 2 empty says
+ * POLLWRBAND; both full does not, until one of them drains. */
+static void test_wrband_any(void)
+{
+	int p[2], n;
+	char blk[500], b[600];
+	struct strbuf d = { 0, sizeof(blk), blk }, r = { sizeof(b), 0, b };
+	pthread_t th;
+
+	memset(blk, 'w', sizeof(blk));
+	open_pipe(p);
+	REQUIRE(set_marks(p[1], 5000, 1500) == 0);
+	REQUIRE(set_nonblock(p[0], true) == 0);
+	CHECK_EQ(rev1(p[0], POLLWRBAND), POLLWRBAND);	/* no band yet */
+	CHECK_RET(putpmsg(p[0], NULL, &d, 2, MSG_BAND), 0);
+	{
+		int band = 2, fl = MSG_BAND;
+		CHECK_RET(getpmsg(p[1], NULL, &r, &band, &fl), 0);
+	}
+	for (n = 0; n < 1000 && putpmsg(p[0], NULL, &d, 1, MSG_BAND) == 0; n++)
+		;
+	CHECK_EQ(errno, EAGAIN);
+	CHECK_EQ(rev1(p[0], POLLWRBAND), POLLWRBAND);	/* band 2 has room */
+	for (n = 0; n < 1000 && putpmsg(p[0], NULL, &d, 2, MSG_BAND) == 0; n++)
+		;
+	CHECK_EQ(errno, EAGAIN);
+	CHECK_EQ(rev1(p[0], POLLWRBAND), 0);
+	struct wrband w = { p[0], -1, 0 };
+	REQUIRE(pthread_create(&th, NULL, wrband_poller, &w) == 0);
+	pause_ms(100);
+	for (int i = 0; i < n; i++) {		/* band 2 only */
+		int band = 2, fl = MSG_BAND;
+		CHECK_RET(getpmsg(p[1], NULL, &r, &band, &fl), 0);
+		CHECK_EQ(band, 2);
+	}
+	pthread_join(th, NULL);
+	CHECK_EQ(w.rev, POLLWRBAND);
+	CHECK(w.woke_ms < 1000);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+}
+
 /* ---- O_ASYNC ---- */
 
 static int async_n[2];		/* atomic: SIGIO, the F_SETSIG signal */
@@ -716,6 +760,7 @@ int main(void)
 {
 	th_mark();
 	test_inexact();
+	test_wrband_any();
 	test_input_kinds();
 	test_mixed();
 	test_pollout_hysteresis();

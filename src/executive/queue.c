@@ -1063,6 +1063,31 @@ int canput(queue_t *q)
 	return bcanput(q, 0);
 }
 
+/* May some band above 0 be written below q (SVR4 strpoll's POLLWRBAND):
+ * one that exists and is not full, or none exists yet.  When not, every
+ * band asks to be back-enabled, so the first to drain says so. */
+int str_bcanputnext_any(queue_t *q)
+{
+	queue_t *nq = __atomic_load_n(&q->q_next, __ATOMIC_ACQUIRE);
+	int ok = 0;
+
+	if (nq == NULL)
+		return 1;
+	nq = flow_queue(nq);
+	if (qflags(nq) & QBANDFC)
+		return bcanput(nq, 0);
+	qlock(nq);
+	if (nq->q_nband == 0)
+		ok = 1;
+	for (int b = 0; b < nq->q_nband && !ok; b++)
+		ok = !(nq->q_bandp[b].qb_flag & QB_FULL);
+	if (!ok)
+		for (int b = 0; b < nq->q_nband; b++)
+			qbf_set(&nq->q_bandp[b], QB_WANTW);
+	qunlock(nq);
+	return ok;
+}
+
 int canputnext(queue_t *q)
 {
 	if (unlikely(q == NULL)) {

@@ -552,6 +552,9 @@ static inline void str_put(queue_t *q, mblk_t *mp)
 	str_put_slow(q, mp);
 }
 
+/* Can a band above 0 be written below q (POLLWRBAND): one that exists
+ * and is not full, or there is none yet. */
+int str_bcanputnext_any(queue_t *q);
 /* Every band of q is flow controlled as band 0 (QBANDFC): for a driver
  * that queues priority data in band 0, in line with the rest. */
 void str_bandfc(queue_t *q);

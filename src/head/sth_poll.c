@@ -5,8 +5,8 @@
  * sth_poll_events() computes the STREAMS events of a stream from its
  * head (SVR4 strpoll): POLLPRI for a high priority message at the front,
  * POLLIN with POLLRDNORM or POLLRDBAND for an ordinary one, POLLOUT /
- * POLLWRNORM when band 0 can be written, POLLWRBAND when band 1 can,
- * POLLERR on an error, POLLHUP after a hangup (and then never POLLOUT),
+ * POLLWRNORM when band 0 can be written, POLLWRBAND when a band above 0
+ * that has been written can (or none has been), POLLERR on an error, POLLHUP after a hangup (and then never POLLOUT),
  * POLLNVAL when the stream is linked below a multiplexer.
  *
  * The mirror.  Each stream's socketpair shows the kernel an
@@ -70,7 +70,8 @@ int sth_poll_events(struct sthead *sh, int events)
 		if ((events & (POLLOUT | POLLWRNORM)) &&
 		    bcanputnext(sh->sh_sd.sd_wq, 0))
 			rev |= POLLOUT | POLLWRNORM;
-		if ((events & POLLWRBAND) && bcanputnext(sh->sh_sd.sd_wq, 1))
+		if ((events & POLLWRBAND) &&
+		    str_bcanputnext_any(sh->sh_sd.sd_wq))
 			rev |= POLLWRBAND;
 	}
 	return rev & (events | POLLERR | POLLHUP | POLLNVAL);
