@@ -396,7 +396,8 @@ static void test_sig(void)
 }
 
 /* S_WRBAND: a band that was full (a pipe end's writer of band 1 met
- * EAGAIN) has room again once the other end drains. */
+ * EAGAIN) has room again once the other end drains; S_OUTPUT is band
+ * 0's relief only. */
 static void test_sig_wrband(void)
 {
 	int p[2], n = 0, base;
@@ -429,6 +430,17 @@ static void test_sig_wrband(void)
 	while (read(p[1], buf, sizeof(buf)) > 0)
 		;
 	CHECK(wait_sig(SIGPOLL, base + 1, 2000));
+	/* S_OUTPUT alone, band 1 full and band 0 never: the relief is a
+	 * band's, not band 0's, and is not told */
+	pause_ms(20);
+	while (putpmsg(p[0], NULL, &d, 1, MSG_BAND) == 0)
+		;
+	CHECK_EQ(errno, EAGAIN);
+	base = sigcount[SIGPOLL];
+	while (read(p[1], buf, sizeof(buf)) > 0)
+		;
+	pause_ms(50);
+	CHECK_EQ(sigcount[SIGPOLL], base);
 	/* the library's own close of a stream it passed (a flushed
 	 * M_PASSFP) leaves the process's registration */
 	CHECK_RET(ioctl(p[0], I_SENDFD, p[0]), 0);

@@ -91,8 +91,10 @@ void str_runservice(queue_t *q)
 		qunlock(q);
 		return;
 	}
-	__atomic_store_n(&q->q_flag, (q->q_flag & ~(QENAB | QBACK)) |
-			 QINSERVICE, __ATOMIC_RELAXED);
+	/* (QBACK stays for the service procedure to look at and clear,
+	 * as the stream head's does: SVR4) */
+	__atomic_store_n(&q->q_flag, (q->q_flag & ~QENAB) | QINSERVICE,
+			 __ATOMIC_RELAXED);
 	qunlock(q);
 	sq = q->q_syncq;
 	if (sq == NULL) {

@@ -38,9 +38,13 @@ int strwput(queue_t *q, mblk_t *mp)
 int strwsrv(queue_t *q)
 {
 	struct sthead *sh = SH(q->q_stream);	/* not q_ptr: set_lower_procs */
-	bool band = false;
+	bool band = false, b0;
 
+	/* which flow control was relieved: band 0's (QBACK), a band's
+	 * (QB_BACK), or neither (an enable of ours, to wake the writers) */
 	qlock(q);
+	b0 = (q->q_flag & QBACK) != 0;
+	__atomic_store_n(&q->q_flag, q->q_flag & ~QBACK, __ATOMIC_RELAXED);
 	for (int b = 0; b < q->q_nband; b++) {
 		if (q->q_bandp[b].qb_flag & QB_BACK) {
 			__atomic_store_n(&q->q_bandp[b].qb_flag,
@@ -52,11 +56,11 @@ int strwsrv(queue_t *q)
 	qunlock(q);
 	sth_wake(&sh->sh_wseq, &sh->sh_wwaiters);
 	sth_changed(sh);
-	/* (a band's relief and band 0's may come in one run: QBACK is gone
-	 * by now, so band 0 is looked at) */
+	/* S_OUTPUT only for band 0's relief (a band's alone is not one) */
 	if (unlikely(__atomic_load_n(&sh->sh_sigevents, __ATOMIC_RELAXED)))
-		sth_sigpoll(sh, !band ? S_OUTPUT :
-			    S_WRBAND | (bcanputnext(q, 0) ? S_OUTPUT : 0), 0);
+		sth_sigpoll(sh, (band ? S_WRBAND : 0) |
+			    ((b0 || !band) && bcanputnext(q, 0) ? S_OUTPUT : 0),
+			    0);
 	return 0;
 }
 
