@@ -4,7 +4,8 @@
  * stream carries what the mux stream writes and brings it back; the
  * lower stream's own descriptor fails with EINVAL (POLLNVAL for poll)
  * while linked and works again once unlinked; I_UNLINK by muxid and with
- * MUXID_ALL; the last close of the controlling stream undoes its links;
+ * MUXID_ALL; the last close of the controlling stream undoes its links,
+ * telling the driver even when that stream is hung up or has an error;
  * a persistent link survives it and I_PUNLINK from another open of the
  * driver removes it; two levels of multiplexers; the errors: a stream
  * linked twice, a link loop, linking below a stream that is not a
@@ -548,6 +549,42 @@ static void test_orphan_drains(void)
 	CHECK_RET(close(p[1]), 0);
 }
 
+/* The driver's links, asked through a stream of its own. */
+static int mux_nlinks(void)
+{
+	int q = open_mux(0), n;
+
+	n = do_str(q, MUX_NLINKS, NULL, 0, 0, NULL);
+	CHECK_RET(close(q), 0);
+	return n;
+}
+
+/* The last close of a controlling stream that is hung up (or has an
+ * error) still tells the driver of each unlink: it used to fail at the
+ * stream's state and undo the link behind the driver's back, which
+ * kept the lower stream's queue (freed once nobody has it open). */
+static void test_close_hungup_upper(void)
+{
+	int n0 = mux_nlinks();
+
+	for (int k = 0; k < 2; k++) {
+		int m = open_mux(0), e = open_echo(0);
+
+		REQUIRE(ioctl(m, I_PUSH, "testmod") == 0);
+		CHECK(ioctl(m, I_LINK, e) > 0);
+		CHECK_EQ(mux_nlinks(), n0 + 1);
+		if (k == 0)
+			CHECK_RET(sendup_bytes(m, M_HANGUP, 0, 0, 0), 0);
+		else
+			CHECK_RET(sendup_bytes(m, M_ERROR, 1, EIO, 0), 0);
+		CHECK_ERR(ioctl(m, I_UNLINK, MUXID_ALL), k == 0 ? ENXIO : EIO);
+		CHECK_RET(close(m), 0);
+		CHECK_EQ(mux_nlinks(), n0);
+		CHECK(roundtrip(e, "unlinked"));
+		CHECK_RET(close(e), 0);
+	}
+}
+
 int main(void)
 {
 	CHECK_ISOLATED_T(test_close_lower, 5);
@@ -565,6 +602,7 @@ int main(void)
 	test_full_link_moved();
 	test_lower_flushr();
 	test_orphan_drains();
+	test_close_hungup_upper();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();
 }

@@ -42,5 +42,7 @@ struct tm_sendup {
 
 #define MUX_IOC		('M' << 8)
 #define MUX_ROUTE	(MUX_IOC | 1)	/* I_STR int: muxid for writes */
+#define MUX_NLINKS	(MUX_IOC | 2)	/* I_STR: the driver's links, as
+					   the return value */
 
 #endif /* _SYS_TESTMOD_H */

@@ -189,6 +189,16 @@ static void mux_ioctl(queue_t *q, mblk_t *mp)
 		drv_ack(q, mp, NULL, 0);
 		return;
 	}
+	case MUX_NLINKS: {
+		int n = 0;
+
+		pthread_mutex_lock(&mux_lock);
+		for (l = mux_links; l != NULL; l = l->next)
+			n++;
+		pthread_mutex_unlock(&mux_lock);
+		drv_ack(q, mp, NULL, n);
+		return;
+	}
 	default:
 		drv_nak(q, mp, EINVAL);
 		return;

@@ -88,6 +88,10 @@ struct ictx {
 	bool held;
 	void *str_dp;		/* I_STR: where an M_COPYOUT goes */
 	long str_copied;	/* I_STR: bytes it copied there, or -1 */
+	bool quiet;		/* a last close's unlink: the stream's hangup
+				   or error and signals do not stop it (the
+				   driver must hear of it: SVR4's
+				   STR_NOERROR | STR_NOSIG) */
 };
 
 /* The ioctl's caller is about to sleep: keep its file (EBADF: a close
@@ -200,7 +204,8 @@ static int ioc_begin(struct ictx *c, long deadline)
 	for (;;) {
 		int seen, z = 0;
 
-		if ((err = ioc_state(sh)) != 0)
+		err = 0;
+		if (!c->quiet && (err = ioc_state(sh)) != 0)
 			return err;
 		if (__atomic_compare_exchange_n(&sh->sh_iocbusy, &z, 1, false,
 						__ATOMIC_SEQ_CST,
@@ -214,7 +219,7 @@ static int ioc_begin(struct ictx *c, long deadline)
 		__atomic_sub_fetch(&sh->sh_iwaiters, 1, __ATOMIC_ACQ_REL);
 		if (err == ETIMEDOUT)
 			return ETIME;
-		if (err != 0)
+		if (err != 0 && !(c->quiet && err == EINTR))
 			return err;
 	}
 }
@@ -328,7 +333,7 @@ static int do_ioctl(struct ictx *c, mblk_t *mp, int timeout_s, mblk_t **ackp)
 	int err;
 
 	*ackp = NULL;
-	if ((err = ioc_state(sh)) != 0) {
+	if (!c->quiet && (err = ioc_state(sh)) != 0) {
 		freemsg(mp);
 		return err;
 	}
@@ -344,11 +349,13 @@ static int do_ioctl(struct ictx *c, mblk_t *mp, int timeout_s, mblk_t **ackp)
 		r = sh->sh_iocmsg;
 		sh->sh_iocmsg = NULL;
 		pthread_mutex_unlock(&sh->sh_lock);
-		if (r == NULL && (err = ioc_state(sh)) == 0 &&
+		if (r == NULL && (c->quiet || (err = ioc_state(sh)) == 0) &&
 		    (err = ioc_hold(c)) == 0) {
 			err = sth_sleep(&c->t, &sh->sh_iseq, seen, deadline);
 			if (err == ETIMEDOUT)
 				err = ETIME;
+			else if (err == EINTR && c->quiet)
+				err = 0;
 		}
 		__atomic_sub_fetch(&sh->sh_iwaiters, 1, __ATOMIC_ACQ_REL);
 		if (r == NULL) {
@@ -1042,12 +1049,13 @@ static void set_lower_procs(struct sthead *lsh, struct cdevsw *mux, bool on)
 
 /* Send I_LINK/I_UNLINK (cmd) for l down via and wait for the driver's
  * answer.  Outside any entry; with via's ioctl slot if slot (else it is
- * taken here, waiting at most 15 s). */
+ * taken here, waiting at most 15 s); quiet: for a last close (struct
+ * ictx). */
 static int link_ioctl(struct sthead *via, struct sth_link *l, int cmd,
-		      bool slot)
+		      bool slot, bool quiet)
 {
 	struct sth_file fake = { .f_sh = via, .f_refs = 1 };
-	struct ictx c = { &fake, via, NULL, true };
+	struct ictx c = { &fake, via, NULL, true, NULL, 0, quiet };
 	struct linkblk *lb;
 	mblk_t *mp, *d, *ack;
 	cred_t cr;
@@ -1153,7 +1161,7 @@ static int ioc_link(struct ictx *c, int lfd, bool persist, int *rvalp)
 	c->t = NULL;
 	set_lower_procs(lsh, mux, true);
 	sth_plumb_unlock(lsh);
-	err = link_ioctl(sh, l, persist ? I_PLINK : I_LINK, true);
+	err = link_ioctl(sh, l, persist ? I_PLINK : I_LINK, true, false);
 	if (err != 0) {
 		set_lower_procs(lsh, mux, false);
 		__atomic_and_fetch(&lsh->sh_flag, ~STPLEX, __ATOMIC_ACQ_REL);
@@ -1203,7 +1211,8 @@ static int unlink_one(struct sth_link *l, struct sthead *via, bool closing)
 	struct sth_link **pp;
 	int err;
 
-	err = link_ioctl(via, l, l->l_persist ? I_PUNLINK : I_UNLINK, !closing);
+	err = link_ioctl(via, l, l->l_persist ? I_PUNLINK : I_UNLINK, !closing,
+			 closing);
 	if (err != 0 && !closing)
 		return err;
 	for (pp = l->l_persist ? &sth_plinks : &upper->sh_links; *pp != NULL;
