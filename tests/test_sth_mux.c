@@ -11,7 +11,8 @@
  * linked twice, a link loop, linking below a stream that is not a
  * multiplexer, bad descriptors, unknown muxids; what the lower stream's
  * head held when linked (its reader's cache, a full queue) goes up
- * through the multiplexer in order.
+ * through the multiplexer in order; a reader asleep on a stream being
+ * linked gets EINVAL (read and getmsg).
  */
 #include "sth.h"
 
@@ -585,6 +586,53 @@ static void test_close_hungup_upper(void)
 	}
 }
 
+/* th_reader's getmsg */
+static void *gm_reader(void *arg)
+{
+	struct th_call *t = arg;
+	char buf[TH_CALL_MAX];
+	struct strbuf d = { (int)t->len, 0, buf };
+	int fl = 0;
+
+	__atomic_store_n(&t->tid, my_tid(), __ATOMIC_RELEASE);
+	ssize_t r = getmsg(t->fd, NULL, &d, &fl);
+	t->err = errno;
+	__atomic_store_n(&t->ret, r, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* A reader asleep on a stream that another thread links below a
+ * multiplexer: its read fails with EINVAL, as a read begun then would
+ * (it looked again and again for good, and could take what came up for
+ * the multiplexer); the same for getmsg. */
+static void test_link_under_reader(void)
+{
+	for (int k = 0; k < 2; k++) {
+		int m = open_mux(0), e = open_echo(0), id;
+		struct th_call t = { .fd = e, .len = 8, .ret = -2 };
+		pthread_t th;
+
+		REQUIRE(pthread_create(&th, NULL, k ? gm_reader : th_reader,
+				       &t) == 0);
+		th_started(&t);
+		id = ioctl(m, I_LINK, e);
+		CHECK(id > 0);
+		long end = now_ms() + 2000;
+		while (__atomic_load_n(&t.ret, __ATOMIC_ACQUIRE) == -2 &&
+		       now_ms() < end)
+			pause_ms(1);
+		CHECK_EQ(__atomic_load_n(&t.ret, __ATOMIC_ACQUIRE), -1);
+		CHECK_EQ(t.err, EINVAL);
+		CHECK(roundtrip(m, "through"));		/* nothing taken */
+		CHECK_RET(ioctl(m, I_UNLINK, id), 0);
+		if (__atomic_load_n(&t.ret, __ATOMIC_ACQUIRE) == -2)
+			CHECK_RET(write(e, "x", 1), 1);	/* (let it end) */
+		pthread_join(th, NULL);
+		CHECK_RET(close(m), 0);
+		CHECK_RET(close(e), 0);
+	}
+}
+
 int main(void)
 {
 	CHECK_ISOLATED_T(test_close_lower, 5);
@@ -603,6 +651,7 @@ int main(void)
 	test_lower_flushr();
 	test_orphan_drains();
 	test_close_hungup_upper();
+	test_link_under_reader();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();
 }

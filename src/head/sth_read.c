@@ -1435,6 +1435,13 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 		unsigned char type;
 		size_t n, len;
 
+		if (unlikely(sh_flags(sh) & STPLEX)) {
+			/* linked below a multiplexer while we slept: its
+			 * queue is the multiplexer's now */
+			if (copied == 0)
+				err = EINVAL;
+			break;
+		}
 		if (unlikely(sh_flags(sh) & STRDERR) && copied > 0)
 			break;	/* what was read is returned; the error is
 				   the next call's */
@@ -1800,6 +1807,10 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 		int clen, dlen, ctype;
 		bool hp, cleft, dleft;
 
+		if (unlikely(sh_flags(sh) & STPLEX)) {
+			err = EINVAL;	/* linked meanwhile (sth_read) */
+			break;
+		}
 		if ((err = sth_read_error(sh)) != 0)
 			break;
 		bool cached;
