@@ -1389,7 +1389,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 	size_t want = 0, iovoff = 0;
 	ssize_t copied = 0;
 	int err = 0, rdopt;
-	bool fault = false, pulled = false;
+	bool fault = false, pulled = false, hup_looked = false;
 
 	c.t = str_enter();
 	if ((f = sth_lookup(fd)) == NULL) {
@@ -1456,8 +1456,16 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 		if (mp != NULL && cached)
 			msgsz(mp, &b0, &bl0);
 		if (mp == NULL) {
-			if (sh_flags(sh) & (STRHUP | STRCLOSED))
+			if (sh_flags(sh) & (STRHUP | STRCLOSED)) {
+				/* what came before the hangup was queued
+				 * before its flag was set: one more look
+				 * finds what arrived since ours */
+				if (!hup_looked) {
+					hup_looked = true;
+					continue;
+				}
 				break;		/* what we have, or EOF */
+			}
 			/* what we have -- RFILL, blocking: only once the
 			 * buffer is full */
 			if (copied > 0 &&
@@ -1769,7 +1777,7 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 	struct sthead *sh;
 	struct gm_want w;
 	int err = 0, ret = 0, seen = 0;
-	bool nonempty, pulled = false, counted = false;
+	bool nonempty, pulled = false, counted = false, hup_looked = false;
 
 	if (!pmsg) {
 		if (*flagsp == 0)
@@ -1827,6 +1835,10 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 			msgsz(mp, &b0, &bl0);
 		if (mp == NULL) {
 			if (sh_flags(sh) & (STRHUP | STRCLOSED)) {
+				if (!hup_looked) {	/* (as sth_read) */
+					hup_looked = true;
+					continue;
+				}
 				/* hangup: drained, report empty parts */
 				if (ctl)
 					ctl->len = 0;
