@@ -603,17 +603,23 @@ void str_qcredit(queue_t *q, unsigned long bytes, unsigned long blocks)
 
 /* Put a run taken with str_getq_run (b_next linked, still counted) back
  * at the head of band 0, in order, without counting it again. */
-void str_putbq_run(queue_t *q, mblk_t *run)
+bool str_putbq_run(queue_t *q, mblk_t *run, const unsigned *gen,
+		   unsigned key)
 {
 	mblk_t *emp, *next;
 
 	qlock(q);
+	if (gen != NULL && __atomic_load_n(gen, __ATOMIC_ACQUIRE) != key) {
+		qunlock(q);
+		return false;
+	}
 	emp = first_below(q, 1);	/* first band-0 message, or NULL */
 	for (; run != NULL; run = next) {
 		next = run->b_next;
 		list_insert_before(q, emp, run);
 	}
 	qunlock(q);
+	return true;
 }
 
 /* A byte stream's coalescing: copy mp's bytes (one M_DATA block) onto the

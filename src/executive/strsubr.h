@@ -660,7 +660,11 @@ static inline void str_batch_flush(void)
 		str_batch_flush_slow(t);
 }
 void str_qcredit(queue_t *q, unsigned long bytes, unsigned long blocks);
-void str_putbq_run(queue_t *q, mblk_t *run);
+/* Put a run (b_next, still counted) back at the front of band 0, unless
+ * *gen (bumped by a flush, under the queue lock) is no longer key: false
+ * then, nothing done.  gen NULL: always. */
+bool str_putbq_run(queue_t *q, mblk_t *run, const unsigned *gen,
+		   unsigned key);
 
 /* Back-enable the queue behind q (q has drained below low water). */
 void str_backenable(queue_t *q, unsigned char band);

@@ -610,10 +610,17 @@ int streams_head_queued(int fd)
 void sth_rcache_unload(struct sthead *sh)
 {
 	rcache_check(sh);
+	/* (still counted; not put back if a flush came since the check,
+	 * which would have taken it: it is dropped as flushed instead) */
 	if (sh->sh_rcache != NULL) {
-		str_putbq_run(sh->sh_sd.sd_rq, sh->sh_rcache);	/* still counted */
-		sh->sh_rcache = NULL;
-		__atomic_store_n(&sh->sh_rcache_any, 0, __ATOMIC_RELEASE);
+		if (str_putbq_run(sh->sh_sd.sd_rq, sh->sh_rcache,
+				  &sh->sh_rflushgen, sh->sh_rcache_gen)) {
+			sh->sh_rcache = NULL;
+			__atomic_store_n(&sh->sh_rcache_any, 0,
+					 __ATOMIC_RELEASE);
+		} else {
+			rcache_check(sh);
+		}
 	}
 	rcredit(sh);
 }
