@@ -12,7 +12,8 @@
  * multiplexer, bad descriptors, unknown muxids; what the lower stream's
  * head held when linked (its reader's cache, a full queue) goes up
  * through the multiplexer in order; a reader asleep on a stream being
- * linked gets EINVAL (read and getmsg).
+ * linked gets EINVAL (read and getmsg); a high priority message held
+ * at a head when linked does not keep its next one out once unlinked.
  */
 #include "sth.h"
 
@@ -633,6 +634,30 @@ static void test_link_under_reader(void)
 	}
 }
 
+/* A high priority message waiting at a stream's head when it is linked
+ * goes up through the multiplexer; once unlinked, the stream's head
+ * takes the next one (it was still marked as holding one, and dropped
+ * every later one). */
+static void test_hipri_across_link(void)
+{
+	int m = open_mux(0), e = open_echo(O_NONBLOCK), id, fl;
+	char cb[16];
+	struct strbuf c = { sizeof(cb), 0, cb };
+
+	REQUIRE(ioctl(e, I_PUSH, "testmod") == 0);
+	CHECK_RET(sendup(e, M_PCPROTO, 0, 0, "hp1", 3, NULL, -1), 0);
+	id = ioctl(m, I_LINK, e);
+	CHECK(id > 0);
+	CHECK_RET(ioctl(m, I_UNLINK, id), 0);
+	CHECK_RET(sendup(e, M_PCPROTO, 0, 0, "hp2", 3, NULL, -1), 0);
+	fl = RS_HIPRI;
+	CHECK_RET(getmsg(e, &c, NULL, &fl), 0);
+	CHECK_EQ(c.len, 3);
+	CHECK_MEM(cb, "hp2", 3);
+	CHECK_RET(close(m), 0);
+	CHECK_RET(close(e), 0);
+}
+
 int main(void)
 {
 	CHECK_ISOLATED_T(test_close_lower, 5);
@@ -652,6 +677,7 @@ int main(void)
 	test_orphan_drains();
 	test_close_hungup_upper();
 	test_link_under_reader();
+	test_hipri_across_link();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();
 }

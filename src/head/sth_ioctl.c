@@ -1225,7 +1225,9 @@ static int unlink_one(struct sth_link *l, struct sthead *via, bool closing)
 	set_lower_procs(lsh, l->l_mux, false);
 	{
 		struct strthread *t = str_enter();
-		flushq(lsh->sh_sd.sd_rq, FLUSHALL);
+		/* (as an M_FLUSH at its head: a high priority message it
+		 * held before the link is no longer awaited) */
+		sth_rflush(lsh, -1);
 		flushq(lsh->sh_sd.sd_wq, FLUSHALL);
 		str_exit(t);
 	}
