@@ -159,6 +159,16 @@ static void test_str_answer(void)
 	close(fd);
 }
 
+/* Overwrite the stack below the caller (where a call it made had its
+ * frames). */
+static void __attribute__((noinline)) clobber_stack(void)
+{
+	volatile unsigned char b[16384];
+
+	for (size_t i = 0; i < sizeof(b); i++)
+		b[i] = 0xa5;
+}
+
 static void test_copy_requests(void)
 {
 	int fd = open_tm(0), ms = 600;
@@ -174,8 +184,12 @@ static void test_copy_requests(void)
 	 * failed M_IOCDATA, so the module frees its state */
 	ms = 1500;
 	CHECK_ERR(do_str(fd, TM_LATECOPY, &ms, sizeof(ms), 1, NULL), ETIME);
+	clobber_stack();	/* (what the ioctl left on it) */
 	pause_ms(900);		/* the request comes at 1.5 s */
 	CHECK_RET(do_str(fd, TM_STATES, NULL, 0, 0, NULL), 0);
+	/* and the ioctl's credentials were still there for it (they were
+	 * on the caller's stack) */
+	CHECK_RET(do_str(fd, TM_CRBAD, NULL, 0, 0, NULL), 0);
 	/* after a signal likewise */
 	catch_sig(SIGUSR1, false);
 	ms = 300;

@@ -28,6 +28,10 @@
 					   until its M_IOCDATA comes */
 #define TM_STATES	(TM_IOC | 13)	/* I_STR: rval = TM_LATECOPY state
 					   blocks held */
+#define TM_CRBAD	(TM_IOC | 14)	/* I_STR: rval = TM_LATECOPY
+					   requests whose ioc_cr, looked at
+					   when the copy was asked, was not
+					   the caller's */
 
 /* TM_SENDUP: a message the module sends toward the stream head. */
 struct tm_sendup {

@@ -103,6 +103,40 @@ void kmem_free(void *ptr, size_t size)
 	free(ptr);
 }
 
+/* Credentials that outlive the call that made them (an M_IOCTL's
+ * ioc_cr, which a module may look at after the caller gave up waiting):
+ * one copy of each distinct set, kept for good on a list only ever
+ * pushed onto (no lock: a fork finds it whole).  Out of memory: a set
+ * nobody has, so that a privilege check fails. */
+struct cred_kept {
+	struct cred_kept *next;		/* const once pushed */
+	cred_t cr;
+};
+static struct cred_kept *_Atomic cred_list;
+static cred_t cred_nobody = { (uid_t)-1, (gid_t)-1, (uid_t)-1, (gid_t)-1,
+			      (uid_t)-1, (gid_t)-1, 0, { 0 } };
+
+cred_t *str_cred_keep(const cred_t *cr)
+{
+	struct cred_kept *k, *head;
+
+	head = atomic_load_explicit(&cred_list, memory_order_acquire);
+	for (;;) {
+		for (k = head; k != NULL; k = k->next)
+			if (memcmp(&k->cr, cr, sizeof(*cr)) == 0)
+				return &k->cr;
+		if ((k = malloc(sizeof(*k))) == NULL)
+			return &cred_nobody;
+		k->cr = *cr;
+		k->next = head;
+		if (atomic_compare_exchange_strong_explicit(
+			    &cred_list, &head, k, memory_order_acq_rel,
+			    memory_order_acquire))
+			return &k->cr;
+		free(k);	/* another pushed: look again (head is it) */
+	}
+}
+
 void str_getcred(cred_t *cr)
 {
 	gid_t groups[32];

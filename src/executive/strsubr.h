@@ -505,6 +505,9 @@ static inline void qunlock(queue_t *q)
 
 /* Credentials of the calling process. */
 void str_getcred(cred_t *cr);
+/* A copy of *cr (zero-filled as str_getcred makes it) that lives for
+ * good: for pointers that outlive the caller (ioc_cr). */
+cred_t *str_cred_keep(const cred_t *cr);
 
 /* Allocate a queue pair with the given qinits; NULL on failure. */
 queue_t *str_allocq(struct qinit *rinit, struct qinit *winit,

@@ -248,7 +248,8 @@ static mblk_t *new_ioctl(int cmd, size_t count, cred_t *cr)
 	memset(mp->b_rptr, 0, IOCBLKSZ);
 	ioc = (struct iocblk *)mp->b_rptr;
 	ioc->ioc_cmd = cmd;
-	ioc->ioc_cr = cr;
+	/* (kept: a module may look at it after we gave up waiting) */
+	ioc->ioc_cr = str_cred_keep(cr);
 	do
 		ioc->ioc_id = atomic_fetch_add(&sth_next_iocid, 1);
 	while (ioc->ioc_id == 0);

@@ -15,12 +15,14 @@
  *   TM_STRCOPYOUT   I_STR: M_COPYOUT of 8 bytes, then M_IOCACK
  *   TM_SHORTCOPY    an M_COPYIN too short to be one
  *   TM_LATECOPY     I_STR int ms: an M_COPYIN ms later, holding a state
- *                   block until its M_IOCDATA (TM_STATES counts them)
+ *                   block until its M_IOCDATA (TM_STATES counts them;
+ *                   TM_CRBAD those whose ioc_cr was not the caller's then)
  *
  * Queue-pair perimeter (no flags): it is also the library's example of a
  * module that needs no locking of its own.
  */
 #include <errno.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +38,7 @@ struct tm_priv {
 	mblk_t *late;		/* TM_LATECOPY waiting; perimeter */
 	toid_t late_id;		/* its time-out; perimeter */
 	int states;		/* TM_LATECOPY states held; perimeter */
+	int crbad;		/* TM_CRBAD; perimeter */
 };
 
 static int testmod_open(queue_t *q, dev_t *devp, int oflag, int sflag,
@@ -119,7 +122,15 @@ static void late_copy(void *arg)
 {
 	struct tm_priv *p = arg;
 	mblk_t *mp = p->late, *state = allocb(8, BPRI_MED);
+	const cred_t *cr = ((struct iocblk *)mp->b_rptr)->ioc_cr;
+	gid_t g[32];
+	int ng = getgroups(32, g);
 
+	/* (the caller may have given up long ago: its credentials must
+	 * still be there) */
+	if (cr == NULL || cr->cr_uid != geteuid() || cr->cr_gid != getegid() ||
+	    cr->cr_ngroups != (unsigned)(ng < 0 ? 0 : ng))
+		p->crbad++;
 	p->late = NULL;
 	if (state == NULL) {
 		drv_nak(p->wq, mp, ENOMEM);
@@ -256,6 +267,9 @@ static void testmod_ioctl(queue_t *q, mblk_t *mp)
 		return;
 	case TM_STATES:
 		drv_ack(q, mp, NULL, p->states);
+		return;
+	case TM_CRBAD:
+		drv_ack(q, mp, NULL, p->crbad);
 		return;
 	default:
 		putnext(q, mp);		/* for modules and drivers below */
