@@ -1,6 +1,7 @@
 /*
  * test_sth_badinput -- bad input to every STREAMS call: EBADF for
- * descriptors that are not open, ENOSTR (getmsg/putmsg family), ENOTTY
+ * descriptors that are not open, ENOSTR (getmsg/putmsg family; both
+ * said before a bad flag or pointer is looked at), ENOTTY
  * (streamio ioctls) and EINVAL (fattach) for descriptors that are not
  * streams, unknown module names, pushing past the limit, I_POP on an
  * empty stack, I_LINK loops, oversized messages (ERANGE; EINVAL for
@@ -61,6 +62,11 @@ static void test_ebadf(void)
 	fd = open_echo(0);
 	CHECK_RET(close(fd), 0);
 	CHECK_ERR(putmsg(fd, &c, &d, 0), EBADF);
+	CHECK_ERR(putmsg(fd, (struct strbuf *)8, &d, 0), EBADF);
+	{
+		int bad_flags = 12345;
+		CHECK_ERR(getmsg(fd, &c, &d, &bad_flags), EBADF);
+	}
 	CHECK_ERR(write(fd, buf, 1), EBADF);
 	CHECK_ERR(ioctl(fd, I_PUSH, "nullmod"), EBADF);
 	/* I_SENDFD, I_LINK and I_FDINSERT name a descriptor too */
@@ -97,6 +103,15 @@ static void test_enostr(void)
 		flags = MSG_ANY;
 		CHECK_ERR(getpmsg(fd, &c, &d, &band, &flags), ENOSTR);
 		CHECK_ERR(putpmsg(fd, &c, &d, 1, MSG_BAND), ENOSTR);
+		/* not a stream is said before bad flags or pointers */
+		flags = 12345;
+		CHECK_ERR(getmsg(fd, &c, &d, &flags), ENOSTR);
+		band = 300;
+		flags = MSG_BAND;
+		CHECK_ERR(getpmsg(fd, &c, &d, &band, &flags), ENOSTR);
+		band = 0;
+		CHECK_ERR(getmsg(fd, (struct strbuf *)8, &d, &flags), ENOSTR);
+		CHECK_ERR(putmsg(fd, (struct strbuf *)8, &d, 0), ENOSTR);
 		CHECK_RET(isastream(fd), 0);
 		CHECK_ERR(fattach(fd, "/tmp"), EINVAL);
 		/* POSIX ioctl: ENOTTY, not a STREAMS device */

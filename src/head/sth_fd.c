@@ -195,3 +195,14 @@ void sth_file_rele(struct sth_file *f)
 		return;
 	sth_close_file(f);
 }
+
+int sth_fd_errno(int fd, int err)
+{
+	struct strthread *t = str_enter();
+	bool ours = sth_lookup(fd) != NULL;
+
+	str_exit(t);
+	if (ours)
+		return err;
+	return sth_real.fcntl(fd, F_GETFD) < 0 ? EBADF : ENOSTR;
+}

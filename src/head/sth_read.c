@@ -1692,8 +1692,8 @@ int sth_getpmsg(int fd, struct strbuf *uctl, struct strbuf *udat,
 
 	err = gm_copyin(uctl, udat, ubandp, uflagsp, pmsg, &lctl, &ldat,
 			&band, &flags);
-	if (err != 0)
-		return sth_err(err);
+	if (err != 0)		/* (on a stream: EBADF, ENOSTR first) */
+		return sth_err(sth_fd_errno(fd, err));
 	r = getpmsg_local(fd, uctl ? &lctl : NULL, udat ? &ldat : NULL,
 			  pmsg ? &band : NULL, &flags, pmsg, false);
 	if (r < 0)
@@ -1792,7 +1792,7 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 		else if (*flagsp == RS_HIPRI)
 			w.mode = MSG_HIPRI;
 		else
-			return sth_err(EINVAL);
+			return sth_err(sth_fd_errno(fd, EINVAL));
 		w.band = 0;
 	} else {
 		w.mode = *flagsp;
@@ -1800,7 +1800,7 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 		if ((w.mode != MSG_HIPRI && w.mode != MSG_BAND &&
 		     w.mode != MSG_ANY) || w.band < 0 || w.band > 255 ||
 		    (w.mode == MSG_HIPRI && w.band != 0))
-			return sth_err(EINVAL);
+			return sth_err(sth_fd_errno(fd, EINVAL));
 	}
 
 	c.t = str_enter();

@@ -512,11 +512,11 @@ int sth_putpmsg(int fd, const struct strbuf *uctl, const struct strbuf *udat,
 {
 	struct strbuf lctl, ldat;
 
-	/* the strbufs themselves, copied in: a bad pointer is EFAULT */
-	if (uctl != NULL && sth_ucopy(&lctl, uctl, sizeof(lctl)) != 0)
-		return sth_err(EFAULT);
-	if (udat != NULL && sth_ucopy(&ldat, udat, sizeof(ldat)) != 0)
-		return sth_err(EFAULT);
+	/* the strbufs themselves, copied in: a bad pointer is EFAULT (on
+	 * a stream: EBADF and ENOSTR come first) */
+	if ((uctl != NULL && sth_ucopy(&lctl, uctl, sizeof(lctl)) != 0) ||
+	    (udat != NULL && sth_ucopy(&ldat, udat, sizeof(ldat)) != 0))
+		return sth_err(sth_fd_errno(fd, EFAULT));
 	return putpmsg_direct(fd, uctl != NULL ? &lctl : NULL,
 			      udat != NULL ? &ldat : NULL, band, flags, pmsg);
 }

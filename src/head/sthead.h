@@ -315,6 +315,10 @@ static inline struct sth_file *sth_lookup(int fd)
 	return __atomic_load_n(&sth_fdtab[fd], __ATOMIC_ACQUIRE);
 }
 
+/* A call on fd failed with err before looking at the descriptor (a bad
+ * argument): EBADF or ENOSTR if fd is not an open stream, as the call
+ * would have said first, else err. */
+int sth_fd_errno(int fd, int err);
 int sth_fd_init(void);
 /* 0 or errno; *stale: the caller releases it, holding no lock */
 int sth_fd_install(int fd, struct sth_file *f, struct sth_file **stale);
