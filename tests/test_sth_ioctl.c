@@ -622,7 +622,7 @@ static void test_close_beside_plumbing(void)
 
 /* I_RECVFD waiting when a read error comes (M_ERROR): it returns the
  * error, as a read would (it slept on before); non-blocking, the error
- * and not EAGAIN. */
+ * and not EAGAIN.  An M_PASSFP the head did not make: EBADMSG. */
 static int rf_fd;
 
 static void *rf_wait(void *arg)
@@ -653,6 +653,15 @@ static void test_recvfd_error(void)
 	CHECK_ERR(ioctl(rf_fd, I_RECVFD, &rf), EIO);
 	if (j == 0)
 		CHECK_RET(close(rf_fd), 0);
+	/* an M_PASSFP a module made (any bytes, here none): not a
+	 * descriptor passed, EBADMSG, and it is gone */
+	rf_fd = open_tm(O_NONBLOCK);
+	CHECK_RET(sendup(rf_fd, M_PASSFP, 0, 0, NULL, 0, NULL, -1), 0);
+	CHECK_RET(sendup(rf_fd, M_PASSFP, 0, 0, "12345678", 8, NULL, -1), 0);
+	CHECK_ERR(ioctl(rf_fd, I_RECVFD, &rf), EBADMSG);
+	CHECK_ERR(ioctl(rf_fd, I_RECVFD, &rf), EBADMSG);
+	CHECK_ERR(ioctl(rf_fd, I_RECVFD, &rf), EAGAIN);
+	CHECK_RET(close(rf_fd), 0);
 }
 
 static void test_passfd(void)

@@ -915,11 +915,14 @@ static int ioc_recvfd(struct ictx *c, void *arg)
 		if (err != 0)
 			return err;
 	}
-	p = (struct passfp *)mp->b_rptr;
+	/* one the stream head made (I_SENDFD), whole: a module or driver
+	 * can send any bytes up as M_PASSFP */
 	memset(&rf, 0, sizeof(rf));
-	rf.fd = p->fd;
-	rf.uid = p->uid;
-	rf.gid = p->gid;
+	if ((rf.fd = sth_passfp_peek(mp, &rf.uid, &rf.gid)) < 0) {
+		freemsg(mp);
+		return EBADMSG;
+	}
+	p = (struct passfp *)mp->b_rptr;
 	if ((err = copyout(arg, &rf, sizeof(rf))) != 0) {
 		putbq(sh->sh_sd.sd_rq, mp);	/* keep it for a retry */
 		return err;
