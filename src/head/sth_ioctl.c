@@ -726,16 +726,19 @@ static int ioc_peek(struct ictx *c, void *arg, int *rvalp)
 	read_side_begin(c->sh);
 	qlock(rq);
 	mblk_t *mp = rq->q_first;
-	if (mp != NULL && (sp.flags == 0 || mp->b_datap->db_type >= QPCTL) &&
-	    mp->b_datap->db_type != M_SIG && mp->b_datap->db_type != M_PASSFP)
+	/* (what the front is, looked at under the lock: once let go, a
+	 * reader may free it) */
+	unsigned char ft = mp != NULL ? mp->b_datap->db_type : 0;
+	bool want = mp != NULL && (sp.flags == 0 || ft >= QPCTL),
+	     nopeek = ft == M_SIG || ft == M_PASSFP;
+	if (want && !nopeek)
 		cp = dupmsg(mp);	/* data shared, safe after unlock */
 	qunlock(rq);
 	read_side_end(c->sh);
 	*rvalp = 0;
-	if (cp == NULL)
-		return mp != NULL && sp.flags == 0 &&
-		       (mp->b_datap->db_type == M_SIG ||
-			mp->b_datap->db_type == M_PASSFP) ? EBADMSG : 0;
+	if (cp == NULL) {
+		return want && nopeek && sp.flags == 0 ? EBADMSG : 0;
+	}
 	hp = cp->b_datap->db_type >= QPCTL;
 	int clen = -1, dlen = -1;
 	for (mblk_t *bp = cp; bp != NULL; bp = bp->b_cont) {
