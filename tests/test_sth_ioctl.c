@@ -8,7 +8,8 @@
  * I_CANPUT, I_CKBAND, I_GETBAND, I_ATMARK, I_SETSIG/I_GETSIG (SIGPOLL on
  * input), I_SETCLTIME/I_GETCLTIME, I_SERROPT/I_GERROPT (non-persistent
  * errors), I_ANCHOR (EPERM for an unprivileged pop at the anchor),
- * I_SENDFD/I_RECVFD across a pipe, I_FDINSERT connecting two opens of
+ * I_SENDFD/I_RECVFD across a pipe, I_FDINSERT (which keeps the stream
+ * it names while it sleeps) connecting two opens of
  * the "pipe" driver, transparent ioctls through testmod (M_COPYIN and
  * M_COPYOUT, EFAULT on a bad address), unknown commands, and bad
  * pointers for structure arguments (EFAULT, no crash).
@@ -782,6 +783,60 @@ static void test_fdinsert(void)
 	CHECK_RET(close(a), 0);
 }
 
+/* I_FDINSERT asleep for flow control keeps the stream it names: a close
+ * of that stream's descriptor meanwhile closes it only once the call is
+ * done (it did at once, and the driver got a freed queue's address). */
+struct fdi {
+	int fd;
+	struct strfdinsert fi;
+	_Atomic int ret;
+};
+
+static void *fdi_main(void *arg)
+{
+	struct fdi *a = arg;
+
+	atomic_store(&a->ret, ioctl(a->fd, I_FDINSERT, &a->fi) == 0 ? 0 : errno);
+	return NULL;
+}
+
+static void test_fdinsert_hold(void)
+{
+	int p[2], e = open_echo(0);
+	char blk[1024] = { 0 }, buf[2048];
+	void *slot = NULL;
+	struct fdi a = { .ret = -1 };
+	pthread_t t;
+	long base;
+
+	open_pipe(p);
+	CHECK_RET(set_nonblock(p[0], true), 0);
+	while (write(p[0], blk, sizeof(blk)) == (ssize_t)sizeof(blk))
+		;
+	CHECK_EQ(errno, EAGAIN);
+	CHECK_RET(set_nonblock(p[0], false), 0);
+	a.fd = p[0];
+	a.fi.ctlbuf.len = sizeof(void *);
+	a.fi.ctlbuf.buf = (char *)&slot;
+	a.fi.databuf.len = -1;
+	a.fi.fildes = e;
+	base = streams_in_use();
+	REQUIRE(pthread_create(&t, NULL, fdi_main, &a) == 0);
+	pause_ms(100);
+	CHECK_EQ(atomic_load(&a.ret), -1);		/* asleep */
+	CHECK_RET(close(e), 0);
+	pause_ms(50);
+	CHECK_EQ(streams_in_use(), base);		/* still held */
+	CHECK_RET(set_nonblock(p[1], true), 0);
+	while (read(p[1], buf, sizeof(buf)) > 0)
+		;
+	pthread_join(t, NULL);
+	CHECK_EQ(atomic_load(&a.ret), 0);
+	CHECK_EQ(streams_in_use(), base - 1);		/* closed now */
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+}
+
 static void test_transparent(void)
 {
 	int fd = open_tm(0), v = 41;
@@ -957,6 +1012,7 @@ int main(void)
 	test_passfd();
 	test_recvfd_error();
 	test_fdinsert();
+	test_fdinsert_hold();
 	test_transparent();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();

@@ -88,6 +88,7 @@ struct ictx {
 	bool held;
 	void *str_dp;		/* I_STR: where an M_COPYOUT goes */
 	long str_copied;	/* I_STR: bytes it copied there, or -1 */
+	struct sth_file *other;	/* I_FDINSERT's stream, held to the end */
 	bool quiet;		/* a last close's unlink: the stream's hangup
 				   or error and signals do not stop it (the
 				   driver must hear of it: SVR4's
@@ -953,8 +954,12 @@ static int ioc_fdinsert(struct ictx *c, void *arg)
 	if (fi.flags != 0 && fi.flags != RS_HIPRI)
 		return EINVAL;
 	of = sth_lookup(fi.fildes);
-	if (of == NULL)
-		return EINVAL;	/* not an open stream (streamio: EINVAL) */
+	/* not an open stream (streamio: EINVAL); held to the end of the
+	 * call, which may sleep for flow control: its queue's address goes
+	 * into the message after that */
+	if (of == NULL || !sth_file_tryhold(of))
+		return EINVAL;
+	c->other = of;
 	if (fi.ctlbuf.len < 0)
 		return EINVAL;
 	/* the stream named must be usable: linked under a multiplexer
@@ -1062,7 +1067,7 @@ static int link_ioctl(struct sthead *via, struct sth_link *l, int cmd,
 		      bool slot, bool quiet)
 {
 	struct sth_file fake = { .f_sh = via, .f_refs = 1 };
-	struct ictx c = { &fake, via, NULL, true, NULL, 0, quiet };
+	struct ictx c = { &fake, via, NULL, true, NULL, 0, NULL, quiet };
 	struct linkblk *lb;
 	mblk_t *mp, *d, *ack;
 	cred_t cr;
@@ -1610,5 +1615,7 @@ out:
 	}
 	if (c.held)
 		sth_file_rele(f);
+	if (c.other != NULL)
+		sth_file_rele(c.other);
 	return err ? sth_err(err) : rval;
 }
