@@ -837,6 +837,29 @@ static void test_fdinsert_hold(void)
 	CHECK_RET(close(p[1]), 0);
 }
 
+/* A stream's descriptor in an M_PASSFP that a flush drops: its close
+ * waits until the flushing call has left the library (it ran inside,
+ * where a stream's last close cannot wait for its grace period: a
+ * STREAMS assertion, and with STREAMS_DEBUG an abort). */
+extern long str_bad_calls(void);
+
+static void test_passfp_flushed_stream(void)
+{
+	int p[2], s = open_echo(0);
+	long base, bad0 = str_bad_calls();
+
+	open_pipe(p);
+	base = streams_in_use();
+	CHECK_RET(ioctl(p[0], I_SENDFD, s), 0);
+	CHECK_RET(close(s), 0);
+	CHECK_EQ(streams_in_use(), base);	/* the message holds it */
+	CHECK_RET(ioctl(p[1], I_FLUSH, FLUSHR), 0);
+	CHECK_EQ(streams_in_use(), base - 1);	/* closed by then */
+	CHECK_EQ(str_bad_calls(), bad0);
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+}
+
 static void test_transparent(void)
 {
 	int fd = open_tm(0), v = 41;
@@ -1013,6 +1036,7 @@ int main(void)
 	test_recvfd_error();
 	test_fdinsert();
 	test_fdinsert_hold();
+	test_passfp_flushed_stream();
 	test_transparent();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();

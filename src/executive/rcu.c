@@ -126,6 +126,8 @@ void str_exit_slow(struct strthread *t)
 		atomic_store_explicit(&t->t_rcu, 0, memory_order_release);
 		if (t->t_nsig != 0)
 			str_signal_flush(t);
+		if (t->t_defer != NULL)
+			str_defer_run(t);
 	}
 }
 

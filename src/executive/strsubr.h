@@ -157,6 +157,13 @@ struct strmag {			/* per-thread cache of free objects */
 
 #define STR_NSIG_HELD	8	/* distinct (pid, signal) pairs held */
 
+/* Work a thread does once it has left its outermost entry (str_defer):
+ * the caller's storage, inside what the work frees. */
+struct str_deferred {
+	struct str_deferred *d_next;
+	void (*d_fn)(struct str_deferred *);
+};
+
 struct strthread {
 	struct strthread *t_next;	/* registry; thread registry lock */
 	_Atomic unsigned long t_rcu;	/* 0 outside, odd inside (rcu.c);
@@ -184,6 +191,8 @@ struct strthread {
 	int t_nsig;			/* signals held for the outermost
 					   exit (str_signal); this thread */
 	struct { pid_t pid; int sig; } t_sig[STR_NSIG_HELD];
+	struct str_deferred *t_defer;	/* str_defer's, newest first; this
+					   thread */
 };
 
 extern __thread struct strthread *str_self_tls STR_TLS_IE;
@@ -311,6 +320,11 @@ void str_exit_slow(struct strthread *t);
  * lock the signalling read holds).  Outside any entry it is sent now. */
 void str_signal(pid_t pid, int sig);
 void str_signal_flush(struct strthread *t);
+/* fn(d) once the caller has left its outermost entry, in the order
+ * asked (at once outside any): what must not run inside one, such as
+ * the close of a stream (its grace period would wait for the caller). */
+void str_defer(struct str_deferred *d, void (*fn)(struct str_deferred *));
+void str_defer_run(struct strthread *t);
 /* What an entry must do beyond its two stores (rcu.c), read once by every
  * entry after it has published itself: */
 #define STR_ENTRY_FENCE	1	/* no membarrier: a full fence (exchange) */
@@ -344,7 +358,8 @@ static inline struct strthread *str_enter(void)
 
 static inline void str_exit(struct strthread *t)
 {
-	if (t->t_depth == 1 && (t->t_runq_head != NULL || t->t_nsig != 0)) {
+	if (t->t_depth == 1 && (t->t_runq_head != NULL || t->t_nsig != 0 ||
+				t->t_defer != NULL)) {
 		str_exit_slow(t);
 		return;
 	}

@@ -169,6 +169,42 @@ void str_signal_flush(struct strthread *t)
 		send_signal(s[i].pid, s[i].sig);
 }
 
+/* ---- work deferred to the outermost exit ---- */
+
+void str_defer(struct str_deferred *d, void (*fn)(struct str_deferred *))
+{
+	struct strthread *t = str_self_tls;
+
+	d->d_fn = fn;
+	if (t == NULL || t->t_depth == 0) {
+		fn(d);
+		return;
+	}
+	d->d_next = t->t_defer;
+	t->t_defer = d;
+}
+
+/* Outside every entry: run what was deferred, oldest first; what that
+ * defers in turn (it may enter) runs at its own exit, or in a later
+ * round here. */
+void str_defer_run(struct strthread *t)
+{
+	while (t->t_defer != NULL && t->t_depth == 0) {
+		struct str_deferred *d = t->t_defer, *fifo = NULL, *n;
+
+		t->t_defer = NULL;
+		for (; d != NULL; d = n) {	/* (newest first: reversed) */
+			n = d->d_next;
+			d->d_next = fifo;
+			fifo = d;
+		}
+		for (d = fifo; d != NULL; d = n) {
+			n = d->d_next;
+			d->d_fn(d);
+		}
+	}
+}
+
 /* ---- the executive's own threads ---- */
 
 struct str_start {

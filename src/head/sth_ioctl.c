@@ -776,17 +776,32 @@ struct passfp {
 	uid_t uid;
 	gid_t gid;
 	frtn_t frtn;
+	struct str_deferred defer;	/* the close, outside any entry */
 };
 
-/* A M_PASSFP never received: close the descriptor it carries. */
+static void passfp_close(struct str_deferred *d)
+{
+	struct passfp *p = (struct passfp *)((char *)d -
+					      offsetof(struct passfp, defer));
+
+	/* forgets a stream too; the process's I_SETSIG on it stays: the
+	 * library's close */
+	sth_close_internal(p->fd);
+	free(p);
+}
+
+/* A M_PASSFP never received: close the descriptor it carries -- once
+ * the thread freeing it is outside the library (a flush, inside an
+ * entry, may free it: the last close of a stream waits for a grace
+ * period, which would wait for that very entry). */
 static void passfp_free(char *arg)
 {
 	struct passfp *p = (struct passfp *)arg;
 
-	if (p->fd >= 0)		/* forgets a stream too; the process's
-				   I_SETSIG on it stays: the library's close */
-		sth_close_internal(p->fd);
-	free(p);
+	if (p->fd >= 0)
+		str_defer(&p->defer, passfp_close);
+	else
+		free(p);
 }
 
 /* A M_PASSFP carrying fd (which it owns from now on, even when NULL is
