@@ -5,8 +5,9 @@
  * datagrams between two endpoints over 127.0.0.1 (IPv4 raw sockets
  * deliver the IP header: the test checks it names protocol 253 and that
  * the payload follows it) and over ::1 (no header), a plain raw socket
- * receiving what an XTI endpoint sends, and a burst through the batching
- * provider.  Needs root (raw sockets): exits 77 without.
+ * receiving what an XTI endpoint sends, a burst through the batching
+ * provider, and a protocol over 255 (TBADADDR).  Needs root (raw
+ * sockets): exits 77 without.
  */
 #include "ferry.h"
 
@@ -153,6 +154,28 @@ static void test_dev(const char *dev, int fam)
 	CHECK_RET(t_close(b), 0);
 }
 
+/* A protocol that is not one (over 255): TBADADDR, and the endpoint
+ * still binds to a good one after. */
+static void test_bad_proto(const char *dev)
+{
+	struct sockaddr_in s;
+	struct t_bind b;
+	int fd = t_open(dev, O_RDWR, NULL);
+
+	REQUIRE(fd >= 0);
+	memset(&s, 0, sizeof(s));
+	s.sin_family = AF_INET;
+	s.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	s.sin_port = htons(300);
+	memset(&b, 0, sizeof(b));
+	b.addr.buf = (char *)&s;
+	b.addr.len = sizeof(s);
+	CHECK_TERR(t_bind(fd, &b, NULL), TBADADDR);
+	s.sin_port = htons(PROTO);
+	CHECK_RET(t_bind(fd, &b, NULL), 0);
+	CHECK_RET(t_close(fd), 0);
+}
+
 int main(void)
 {
 	static const char *const devs[] = { "/dev/inet/rawip", "/dev/rawip" };
@@ -164,6 +187,7 @@ int main(void)
 	for (int d = 0; d < 2; d++) {
 		test_dev(devs[d], AF_INET);
 		test_dev(devs[d], AF_INET6);
+		test_bad_proto(devs[d]);
 	}
 	T_DONE();
 }

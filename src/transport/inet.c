@@ -342,6 +342,9 @@ static int do_bind(struct inet_ep *ep, struct sockaddr_storage *ss,
 {
 	int err;
 
+	/* (an IP protocol is a byte: no such protocol, no such address) */
+	if (ep->pr->kind == IK_RAW && raw_proto_of(ss) > 255)
+		return TBADADDR;
 	if (ss->ss_family != ep->family ||
 	    (ep->pr->kind == IK_RAW && raw_proto_of(ss) != ep->raw_proto)) {
 		if (ep->pr->kind == IK_RAW)
