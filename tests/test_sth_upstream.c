@@ -18,6 +18,8 @@
  */
 #include "sth.h"
 
+#include <sys/uio.h>
+
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/strconf.h>
@@ -843,6 +845,33 @@ static int test_handler_reads(void)
 	return 0;
 }
 
+/* A read whose buffer faults part-way through a high priority message:
+ * what was copied is returned, the rest stays high priority at the
+ * front (it was put back as ordinary data, and the head went on taking
+ * it to hold a high priority message: the next one was dropped). */
+static void test_hipri_fault(void)
+{
+	int fd = open_tm(O_NONBLOCK), fl;
+	char buf[16], cb[16];
+	struct strbuf c = { sizeof(cb), 0, cb }, d = { sizeof(buf), 0, buf };
+	struct iovec iov[2] = { { buf, 5 }, { (void *)8, 16 } };
+
+	CHECK_RET(ioctl(fd, I_SRDOPT, RNORM | RPROTDAT), 0);
+	CHECK_RET(sendup(fd, M_PCPROTO, 0, 0, "ctl12", 5, "datapart", 8), 0);
+	CHECK_RET(readv(fd, iov, 2), 5);
+	CHECK_MEM(buf, "ctl12", 5);
+	fl = RS_HIPRI;
+	CHECK_RET(getmsg(fd, NULL, &d, &fl), 0);
+	CHECK_EQ(d.len, 8);
+	CHECK_MEM(buf, "datapart", 8);
+	CHECK_RET(sendup(fd, M_PCPROTO, 0, 0, "two", 3, NULL, -1), 0);
+	fl = RS_HIPRI;
+	CHECK_RET(getmsg(fd, &c, NULL, &fl), 0);
+	CHECK_EQ(c.len, 3);
+	CHECK_MEM(cb, "two", 3);
+	CHECK_RET(close(fd), 0);
+}
+
 /* ---- M_PCPROTO, bands ---- */
 
 static void test_pcproto_and_bands(void)
@@ -909,6 +938,7 @@ int main(void)
 	test_flush();
 	test_signals();
 	test_pcproto_and_bands();
+	test_hipri_fault();
 	test_batch();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();

@@ -1561,12 +1561,21 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 		n = copy_out(mp, &iov, &iovcnt, &iovoff, want - copied, &fault);
 		copied += n;
 		if (fault) {
-			/* what was copied counts; the rest stays unread */
+			/* what was copied counts; the rest stays unread, a
+			 * priority message's rest a priority message, as
+			 * below */
 			mp = rest_of(mp, band0, flag0);
-			if (mp != NULL)
+			if (mp != NULL) {
+				if (type >= QPCTL &&
+				    mp->b_datap->db_type < QPCTL)
+					mp->b_datap->db_type = M_HPDATA;
 				rputback(sh, mp, cached, b0, bl0, &snap);
-			else if (cached)
-				rconsumed(sh, b0, bl0, NULL);
+			} else {
+				if (cached)
+					rconsumed(sh, b0, bl0, NULL);
+				if (type >= QPCTL)
+					hipri_done(sh, &snap);
+			}
 			if (copied == 0)
 				err = EFAULT;
 			break;
