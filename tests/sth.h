@@ -267,6 +267,20 @@ static inline int set_marks(int rfd, unsigned long hi, unsigned long lo)
 	return sendup_setopts(rfd, &so);
 }
 
+/* A testmod M_PCPROTO of ctl up fd's stream, then a getmsg(RS_HIPRI)
+ * that must return it (the head takes it: none is held there). */
+static inline void hipri_roundtrip(int fd, const char *ctl)
+{
+	char cb[64];
+	struct strbuf c = { sizeof(cb), 0, cb };
+	int fl = RS_HIPRI, n = (int)strlen(ctl);
+
+	CHECK_RET(sendup(fd, M_PCPROTO, 0, 0, ctl, n, NULL, -1), 0);
+	CHECK_RET(getmsg(fd, &c, NULL, &fl), 0);
+	CHECK_EQ(c.len, n);
+	CHECK_MEM(cb, ctl, (size_t)n);
+}
+
 /* I_NREAD: number of messages; *bytes the size of the first. */
 static inline int nread(int fd, int *bytes)
 {
