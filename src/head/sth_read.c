@@ -1644,20 +1644,30 @@ static bool gm_match(const mblk_t *mp, void *arg)
 
 /* Copy up to max bytes of the blocks of part into the application's
  * buf; consumed bytes are taken off.  Bytes copied, or -1 on a bad buf. */
-static int copy_part(mblk_t *part, char *buf, int max)
+static int copy_part(const mblk_t *part, char *buf, int max)
 {
 	int done = 0;
 
-	for (mblk_t *bp = part; bp != NULL && done < max; bp = bp->b_cont) {
+	for (const mblk_t *bp = part; bp != NULL && done < max;
+	     bp = bp->b_cont) {
 		int n = (int)MBLKL(bp);
 		if (n > max - done)
 			n = max - done;
 		if (sth_ucopy(buf + done, bp->b_rptr, (size_t)n) != 0)
 			return -1;
-		bp->b_rptr += n;
 		done += n;
 	}
 	return done;
+}
+
+/* The first n bytes of part, copied out by copy_part, are read. */
+static void consume_part(mblk_t *part, int n)
+{
+	for (mblk_t *bp = part; bp != NULL && n > 0; bp = bp->b_cont) {
+		int k = (int)MBLKL(bp) < n ? (int)MBLKL(bp) : n;
+		bp->b_rptr += k;
+		n -= k;
+	}
 }
 
 /*
@@ -1936,6 +1946,20 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 		} else {
 			dpart = mp;
 		}
+		/* both parts copied out before either is consumed: a
+		 * buffer that faults leaves the whole message unread */
+		clen = ctl != NULL && ctl->maxlen >= 0 && cpart != NULL ?
+		       copy_part(cpart, ctl->buf, ctl->maxlen) : 0;
+		dlen = clen >= 0 && dat != NULL && dat->maxlen >= 0 &&
+		       dpart != NULL ? copy_part(dpart, dat->buf, dat->maxlen)
+				     : 0;
+		if (clen < 0 || dlen < 0) {
+			if (cpart != NULL)
+				(*pp)->b_cont = dpart;	/* (whole again) */
+			rputback(sh, mp, cached, b0, bl0, &snap);
+			err = EFAULT;
+			break;
+		}
 		/* control part */
 		cleft = false;
 		if (ctl == NULL || ctl->maxlen < 0) {
@@ -1945,11 +1969,7 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 		} else if (cpart == NULL) {
 			ctl->len = -1;
 		} else {
-			clen = copy_part(cpart, ctl->buf, ctl->maxlen);
-			if (clen < 0) {
-				err = EFAULT;
-				clen = 0;
-			}
+			consume_part(cpart, clen);
 			ctl->len = clen;
 			cpart = trim_front(cpart);
 			cleft = cpart != NULL && msgsize(cpart) > 0;
@@ -1967,11 +1987,7 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 		} else if (dpart == NULL) {
 			dat->len = -1;
 		} else {
-			dlen = copy_part(dpart, dat->buf, dat->maxlen);
-			if (dlen < 0) {
-				err = EFAULT;
-				dlen = 0;
-			}
+			consume_part(dpart, dlen);
 			dat->len = dlen;
 			dpart = trim_front(dpart);
 			dleft = dpart != NULL && msgsize(dpart) > 0;
