@@ -162,7 +162,7 @@ static void test_plumbing_errors(void)
 	CHECK_RET(close(fd), 0);	/* pops them all */
 	/* link loops and non-multiplexers */
 	m1 = open("/dev/streams/mux", O_RDWR);
-	m2 = open("/dev/streams/mux", O_RDWR);
+	m2 = open("/dev/streams/mux2", O_RDWR);	/* (another driver) */
 	REQUIRE(m1 >= 0 && m2 >= 0);
 	fd = open_echo(0);
 	CHECK_ERR(ioctl(m1, I_LINK, m1), EINVAL);

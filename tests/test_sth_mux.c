@@ -7,8 +7,9 @@
  * MUXID_ALL; the last close of the controlling stream undoes its links,
  * telling the driver even when that stream is hung up or has an error;
  * a persistent link survives it and I_PUNLINK from another open of the
- * driver removes it; two levels of multiplexers; the errors: a stream
- * linked twice, a link loop, linking below a stream that is not a
+ * driver removes it; two levels of multiplexers (mux2 over mux); the
+ * errors: a stream linked twice, a link loop (of streams, or of drivers:
+ * two opens of one driver, SVR4), linking below a stream that is not a
  * multiplexer, bad descriptors, unknown muxids; what the lower stream's
  * head held when linked (its reader's cache, a full queue) goes up
  * through the multiplexer in order; a reader asleep on a stream being
@@ -22,6 +23,14 @@
 static int open_mux(int oflag)
 {
 	int fd = open("/dev/streams/mux", O_RDWR | oflag);
+
+	REQUIRE(fd >= 0);
+	return fd;
+}
+
+static int open_mux2(int oflag)
+{
+	int fd = open("/dev/streams/mux2", O_RDWR | oflag);
 
 	REQUIRE(fd >= 0);
 	return fd;
@@ -200,9 +209,12 @@ static void test_errors(void)
 	int md = dup(m);
 	CHECK_ERR(ioctl(m, I_LINK, md), EINVAL);
 	CHECK_RET(close(md), 0);
+	/* two opens of one multiplexing driver, one below the other: a
+	 * loop in the graph of drivers (SVR4) */
+	int m2 = open_mux(0), m3 = open_mux2(0), m4 = open_mux(0);
+	CHECK_ERR(ioctl(m2, I_LINK, m4), EINVAL);
 	/* and a multiplexer below one linked below it */
-	int m2 = open_mux(0), m3 = open_mux(0);
-	int id = ioctl(m2, I_LINK, m3);		/* m3 below m2 */
+	int id = ioctl(m2, I_LINK, m3);		/* m3 (mux2) below m2 (mux) */
 	CHECK(id > 0);
 	CHECK_ERR(ioctl(m3, I_LINK, m2), EINVAL);
 	CHECK_RET(ioctl(m2, I_UNLINK, id), 0);
@@ -210,7 +222,16 @@ static void test_errors(void)
 	id = ioctl(m3, I_LINK, m2);
 	CHECK(id > 0);
 	CHECK_ERR(ioctl(m2, I_LINK, m3), EINVAL);
+	/* a loop of drivers through other streams: mux below mux2 (m2
+	 * below m3) makes any mux2 below any mux one */
+	int m5 = open_mux2(0);
+	CHECK_ERR(ioctl(m4, I_LINK, m5), EINVAL);
 	CHECK_RET(ioctl(m3, I_UNLINK, MUXID_ALL), 0);
+	id = ioctl(m4, I_LINK, m5);		/* (no loop now) */
+	CHECK(id > 0);
+	CHECK_RET(ioctl(m4, I_UNLINK, id), 0);
+	CHECK_RET(close(m4), 0);
+	CHECK_RET(close(m5), 0);
 	/* the links after all that: none, everything works */
 	CHECK(roundtrip(e, "e"));
 	CHECK(roundtrip(e2, "e2"));
@@ -227,10 +248,10 @@ static void test_errors(void)
 	CHECK_RET(close(m), 0);
 }
 
-/* Two levels: m1 over m2 over echo. */
+/* Two levels: m1 (mux2) over m2 (mux) over echo. */
 static void test_two_levels(void)
 {
-	int m1 = open_mux(0), m2 = open_mux(0), e = open_echo(0), a, b;
+	int m1 = open_mux2(0), m2 = open_mux(0), e = open_echo(0), a, b;
 
 	a = ioctl(m2, I_LINK, e);
 	CHECK(a > 0);

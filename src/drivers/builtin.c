@@ -1,6 +1,7 @@
 /*
  * builtin.c -- the drivers and modules that come with the library,
- * registered when the executive starts: echo, nuls, loop, mux, pipe (spx), clone,
+ * registered when the executive starts: echo, nuls, loop, mux (and mux2,
+ * the same driver under a second name), pipe (spx), clone,
  * the loopback transport providers ticlts, ticots, ticotsord (also opened as
  * /dev/ticlts, /dev/ticots, /dev/ticotsord); nullmod, pipemod, testmod,
  * timod, tirdwr; the Internet providers (inet.c: /dev/udp, /dev/tcp,
@@ -17,7 +18,8 @@
 
 #include "drvutil.h"
 
-extern struct cdevsw echo_cdev, nuls_cdev, loop_cdev, mux_cdev, spx_cdev;
+extern struct cdevsw echo_cdev, nuls_cdev, loop_cdev, mux_cdev, mux2_cdev;
+extern struct cdevsw spx_cdev;
 extern struct cdevsw ticlts_cdev, ticots_cdev, ticotsord_cdev;
 extern struct cdevsw shmpipe_cdev;
 extern struct fmodsw nullmod_fmod, pipemod_fmod, testmod_fmod;
@@ -49,7 +51,8 @@ struct cdevsw clone_cdev = {
 void strdrv_builtin_register(void)
 {
 	struct cdevsw *devs[] = { &clone_cdev, &echo_cdev, &nuls_cdev,
-				  &loop_cdev, &mux_cdev, &spx_cdev, &shmpipe_cdev,
+				  &loop_cdev, &mux_cdev, &mux2_cdev, &spx_cdev,
+				  &shmpipe_cdev,
 				  &ticlts_cdev, &ticots_cdev, &ticotsord_cdev };
 	struct fmodsw *mods[] = { &nullmod_fmod, &pipemod_fmod,
 				  &testmod_fmod, &timod_fmod, &tirdwr_fmod,

@@ -403,3 +403,9 @@ static struct streamtab mux_info = { &mux_urinit, &mux_uwinit, &mux_lrinit, &mux
 struct cdevsw mux_cdev = {
 	.d_name = "mux", .d_str = &mux_info, .d_flag = D_MP | D_CLONE,
 };
+/* The same driver under a second name (its own major): two levels of
+ * multiplexing need two drivers, as SVR4 refuses a link that makes a
+ * loop in the graph of multiplexing drivers (one below itself). */
+struct cdevsw mux2_cdev = {
+	.d_name = "mux2", .d_str = &mux_info, .d_flag = D_MP | D_CLONE,
+};

@@ -1018,6 +1018,31 @@ static struct sth_link *find_link(struct sthead *upper, struct cdevsw *mux,
 	return NULL;
 }
 
+/* Every link, for the loop check by driver (link lock). */
+static struct sth_link *sth_alllinks;
+
+/*
+ * Would a link of a stream of driver lower below one of driver upper
+ * make a loop in the graph of multiplexing drivers (SVR4's check: a
+ * driver may route between its own streams, so two of its opens linked
+ * one below the other can loop)?  True if lower is upper or reaches it
+ * through existing links.  Link lock held.
+ */
+static bool driver_reaches(struct cdevsw *lower, struct cdevsw *upper,
+			   int depth)
+{
+	if (lower == NULL)
+		return false;		/* a pipe end: no driver below */
+	if (lower == upper || depth > 64)
+		return true;
+	for (struct sth_link *l = sth_alllinks; l != NULL; l = l->l_allnext)
+		if (l->l_mux == lower &&
+		    driver_reaches(l->l_lower->sh_sd.sd_cdev, upper,
+				   depth + 1))
+			return true;
+	return false;
+}
+
 /* Is target somewhere below sh (through links)?  Link lock held. */
 static bool below(struct sthead *sh, struct sthead *target, int depth)
 {
@@ -1157,6 +1182,7 @@ static int ioc_link(struct ictx *c, int lfd, bool persist, int *rvalp)
 	sth_plumb_lock(lsh);
 	/* (an ioctl in progress on the lower stream: refused, as SVR4) */
 	if ((sh_flags(lsh) & (STPLEX | STRCLOSED)) || below(lsh, sh, 0) ||
+	    driver_reaches(lsh->sh_sd.sd_cdev, mux, 0) ||
 	    __atomic_load_n(&lsh->sh_iocbusy, __ATOMIC_SEQ_CST)) {
 		sth_plumb_unlock(lsh);
 		err = EINVAL;
@@ -1196,6 +1222,8 @@ static int ioc_link(struct ictx *c, int lfd, bool persist, int *rvalp)
 		goto fail;
 	}
 	lsh->sh_linkedby = l;
+	l->l_allnext = sth_alllinks;
+	sth_alllinks = l;
 	if (persist) {
 		sth_hold(sh);		/* its memory outlives its close */
 		l->l_next = sth_plinks;
@@ -1249,6 +1277,11 @@ static int unlink_one(struct sth_link *l, struct sthead *via, bool closing)
 			break;
 		}
 	}
+	for (pp = &sth_alllinks; *pp != NULL; pp = &(*pp)->l_allnext)
+		if (*pp == l) {
+			*pp = l->l_allnext;
+			break;
+		}
 	set_lower_procs(lsh, l->l_mux, false);
 	{
 		struct strthread *t = str_enter();

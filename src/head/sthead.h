@@ -104,6 +104,8 @@ struct sth_file {
 /* A link of a lower stream below a multiplexing driver. */
 struct sth_link {
 	struct sth_link *l_next;	/* link lock */
+	struct sth_link *l_allnext;	/* every link (sth_ioctl.c's
+					   list); link lock */
 	struct sthead *l_lower;		/* the linked stream (held) */
 	struct sthead *l_upper;		/* the controlling stream (held if
 					   persistent) */
