@@ -391,6 +391,17 @@ static mblk_t *alloc_fail(struct strthread *t)
 	return NULL;
 }
 
+/* When the C heap last refused a block (0: never); bufcalls wait a
+ * while after it (timer.c), as testb cannot see it coming. */
+_Atomic uint64_t strmem_heap_fail_ns;
+
+static mblk_t *heap_fail(struct strthread *t)
+{
+	atomic_store_explicit(&strmem_heap_fail_ns, str_now_ns(),
+			      memory_order_relaxed);
+	return alloc_fail(t);
+}
+
 mblk_t *allocb(size_t size, unsigned int pri)
 {
 	struct strthread *t = str_self();
@@ -411,7 +422,7 @@ mblk_t *allocb(size_t size, unsigned int pri)
 	if (unlikely(dbp == NULL)) {
 		if (charged)
 			mem_uncharge(size);
-		return alloc_fail(t);
+		return heap_fail(t);
 	}
 	mp = dbp->db_mblk;
 	dbp->db_frtnp = NULL;
@@ -438,7 +449,7 @@ static mblk_t *esballoc_common(unsigned char *base, size_t size,
 		return alloc_fail(t);
 	dbp = chunk_get(t, STR_CLASS_ESB, 0);
 	if (unlikely(dbp == NULL))
-		return alloc_fail(t);
+		return heap_fail(t);
 	mp = dbp->db_mblk;
 	dbp->db_frtnp = frtn;
 	dbp->db_base = base;

@@ -781,6 +781,7 @@ struct strcallout;
 void strcallout_invoke(struct strcallout *co);	/* inside perimeter */
 void strbufcall_kick(void);		/* memory was freed */
 extern _Atomic int strbufcall_waiting;	/* bufcalls pending */
+extern _Atomic uint64_t strmem_heap_fail_ns;	/* mem.c: heap refused */
 void strtimer_shutdown(void);
 /* qtimeout with a delay in nanoseconds instead of ticks (a provider's
  * retry that a tick would make too slow); cancelled with quntimeout. */

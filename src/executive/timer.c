@@ -75,6 +75,10 @@ static uint64_t co_epoch;			/* executive start, ns */
 _Atomic int strbufcall_waiting;
 
 #define NS_PER_TICK (1000000000ull / HZ)
+/* A bufcall waits this long after the C heap last refused a block:
+ * testb only knows the memory limit, and with none set a callback
+ * that cannot allocate either came back at once, without end. */
+#define HEAP_RETRY_NS 10000000ull
 
 long str_lbolt(void)
 {
@@ -310,7 +314,10 @@ static void *callout_main(void *arg)
 			heap_del(co);
 			ready_add(co);
 		}
-		if (co_bufq != NULL) {
+		uint64_t hf = atomic_load_explicit(&strmem_heap_fail_ns,
+						   memory_order_relaxed);
+		bool heap_ok = hf == 0 || (now > hf && now - hf >= HEAP_RETRY_NS);
+		if (co_bufq != NULL && heap_ok) {
 			struct strcallout **pp = &co_bufq;
 			while ((co = *pp) != NULL) {
 				if (testb(co->co_size, BPRI_MED)) {
@@ -323,6 +330,8 @@ static void *callout_main(void *arg)
 			}
 			if (co_bufq != NULL)
 				atomic_store(&strbufcall_waiting, 1);
+		} else if (co_bufq != NULL) {
+			atomic_store(&strbufcall_waiting, 1);
 		}
 		if (co_readyh != NULL) {
 			/* enter first: co_lock is not held across the fork
