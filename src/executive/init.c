@@ -86,17 +86,6 @@ static void atfork_child(void)
 	strsched_atfork_child();
 	strtimer_atfork_child();
 	strkev_atfork_child();
-	/* with a stream head, its child handler (registered after this
-	 * one, so run after it) is the last to rebuild state */
-	if (str_fork_heads == NULL)
-		str_fork_child_done();
-}
-
-/* Threads the child needs start only now: one started earlier could run
- * a copied callout while a later handler still rebuilds what it uses. */
-void str_fork_child_done(void)
-{
-	strtimer_child_start();
 }
 
 static void at_exit(void)

@@ -142,6 +142,12 @@ void str_enter_slow(struct strthread *t)
 {
 	int m = __atomic_load_n(&str_entry_slow, __ATOMIC_RELAXED);
 
+	if ((m & STR_ENTRY_CHILD) &&
+	    (__atomic_fetch_and(&str_entry_slow, ~STR_ENTRY_CHILD,
+				__ATOMIC_ACQ_REL) & STR_ENTRY_CHILD)) {
+		strtimer_child_start();
+		m = __atomic_load_n(&str_entry_slow, __ATOMIC_RELAXED);
+	}
 	for (;;) {
 		if (m & STR_ENTRY_FENCE)	/* the store, then a fence */
 			atomic_exchange_explicit(&t->t_rcu, t->t_rcu,

@@ -329,6 +329,8 @@ void str_defer_run(struct strthread *t);
  * entry after it has published itself: */
 #define STR_ENTRY_FENCE	1	/* no membarrier: a full fence (exchange) */
 #define STR_ENTRY_FORK	2	/* fork's gate is closed: wait outside */
+#define STR_ENTRY_CHILD	4	/* a fork child's first entry: start what
+				   the child needs (timer.c) */
 extern int str_entry_slow	/* futex word (for STR_ENTRY_FORK) */
 	__attribute__((visibility("hidden")));
 void str_enter_slow(struct strthread *t);
@@ -795,10 +797,9 @@ extern pthread_mutex_t str_all_lock;
 void strtimer_atfork_prepare(void);
 void strtimer_atfork_parent(void);
 void strtimer_atfork_child(void);
+/* A fork child's first entry (STR_ENTRY_CHILD): the callout thread for
+ * the timeouts and bufcalls copied from the parent. */
 void strtimer_child_start(void);
-/* fork: the child's last step, once every handler that rebuilds streams
- * state has run (the head's, when it has one; else init.c's) */
-void str_fork_child_done(void);
 long str_lbolt(void);
 void strcallout_cancel_queue(queue_t *q);
 

@@ -703,17 +703,23 @@ void strtimer_atfork_parent(void)
 	pthread_mutex_unlock(&co_lock);
 }
 
-/* (after the parent handler, which let co_lock go) */
+/* (after the parent handler, which let co_lock go)  The child's copies
+ * of the parent's timeouts and bufcalls (a module's timer, a pipe's
+ * bufcall) get a thread of their own at the child's first entry, not
+ * here: by then the fork handlers (ours, a later library's) have run --
+ * unless one of them enters the library itself -- so none runs while a
+ * handler still rebuilds what it uses; a child that never calls the
+ * library never runs them. */
 void strtimer_atfork_child(void)
 {
 	pthread_cond_init(&co_done, NULL);
 	co_thread_running = 0;
+	if (co_nheap > 0 || co_bufq != NULL || co_readyh != NULL)
+		__atomic_or_fetch(&str_entry_slow, STR_ENTRY_CHILD,
+				  __ATOMIC_RELAXED);
 }
 
-/* The child, once every handler of ours has rebuilt what its callouts
- * may touch (str_fork_child_done): the timeouts and bufcalls copied
- * with the heap and lists (a module's timer, a pipe's bufcall) get a
- * thread of their own now, not only when the child sets one. */
+/* str_enter_slow, the child's first entry */
 void strtimer_child_start(void)
 {
 	pthread_mutex_lock(&co_lock);

@@ -124,7 +124,6 @@ static void fork_child(void)
 	sth_restart_atfork_child();
 	str_fork_each_stream(break_if_held);
 	str_fork_each_stream(no_sleepers);
-	str_fork_child_done();
 }
 
 /* After the gate (init.c's prepare, parent and child handlers). */
