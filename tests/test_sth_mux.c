@@ -673,9 +673,39 @@ static void test_hipri_across_link(void)
 	CHECK_RET(close(e), 0);
 }
 
+/* A passed stream's descriptor, its message held below a multiplexer
+ * whose head is full, freed by the last close of the controlling stream
+ * as it unlinks: the stream it names is closed once the close lets the
+ * link lock go (closed at the flush, it took that lock again: the
+ * thread waited for itself).  In a child with a time limit. */
+static int test_passfp_at_unlink(void)
+{
+	int m = open_mux(O_NONBLOCK), e = open_echo(0), s = open_echo(0), p[2];
+	char blk[1024] = { 0 };
+	long base;
+
+	open_pipe(p);
+	CHECK(ioctl(m, I_LINK, e) > 0);
+	while (write(m, blk, sizeof(blk)) == (ssize_t)sizeof(blk))
+		;			/* m's head full, and e's echo */
+	CHECK_EQ(errno, EAGAIN);
+	CHECK_RET(ioctl(p[0], I_SENDFD, s), 0);
+	CHECK_RET(close(s), 0);		/* the message holds its stream */
+	base = streams_in_use();
+	CHECK(ioctl(m, I_LINK, p[1]) > 0);	/* its M_PASSFP waits below */
+	pause_ms(50);
+	CHECK_RET(close(m), 0);		/* unlinks both: frees it */
+	CHECK_EQ(streams_in_use(), base - 2);	/* m and the passed one */
+	CHECK_RET(close(p[0]), 0);
+	CHECK_RET(close(p[1]), 0);
+	CHECK_RET(close(e), 0);
+	return 0;
+}
+
 int main(void)
 {
 	CHECK_ISOLATED_T(test_close_lower, 5);
+	CHECK_ISOLATED_T(test_passfp_at_unlink, 10);
 	th_mark();
 	test_link();
 	test_link_queued();

@@ -193,6 +193,9 @@ struct strthread {
 	struct { pid_t pid; int sig; } t_sig[STR_NSIG_HELD];
 	struct str_deferred *t_defer;	/* str_defer's, newest first; this
 					   thread */
+	int t_nodefer;			/* library locks held outside an
+					   entry (str_defer_block): what is
+					   deferred waits; this thread */
 };
 
 extern __thread struct strthread *str_self_tls STR_TLS_IE;
@@ -325,6 +328,11 @@ void str_signal_flush(struct strthread *t);
  * the close of a stream (its grace period would wait for the caller). */
 void str_defer(struct str_deferred *d, void (*fn)(struct str_deferred *));
 void str_defer_run(struct strthread *t);
+/* Around a library lock held outside an entry (the stream head's link
+ * and plumbing locks): deferred signals and work wait until it is let
+ * go (a deferred close takes those locks; a handler may too). */
+void str_defer_block(void);
+void str_defer_unblock(void);
 /* What an entry must do beyond its two stores (rcu.c), read once by every
  * entry after it has published itself: */
 #define STR_ENTRY_FENCE	1	/* no membarrier: a full fence (exchange) */

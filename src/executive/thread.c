@@ -140,7 +140,7 @@ void str_signal(pid_t pid, int sig)
 {
 	struct strthread *t = str_self_tls;
 
-	if (t == NULL || t->t_depth == 0) {
+	if (t == NULL || (t->t_depth == 0 && t->t_nodefer == 0)) {
 		send_signal(pid, sig);
 		return;
 	}
@@ -156,17 +156,21 @@ void str_signal(pid_t pid, int sig)
 	t->t_sig[t->t_nsig++].sig = sig;
 }
 
-/* Outside every entry now: send what was held (a handler may enter the
- * library again, and hold more: those wait for its own exit). */
+/* Outside every entry now: send what was held, oldest first, one off
+ * the list at a time (a handler may enter the library again and send
+ * the rest at its own exit, or leave with siglongjmp: the rest stays
+ * for the next). */
 void str_signal_flush(struct strthread *t)
 {
-	struct { pid_t pid; int sig; } s[STR_NSIG_HELD];
-	int n = t->t_nsig;
+	while (t->t_nsig > 0 && t->t_depth == 0 && t->t_nodefer == 0) {
+		pid_t pid = t->t_sig[0].pid;
+		int sig = t->t_sig[0].sig;
 
-	memcpy(s, t->t_sig, sizeof(s[0]) * (size_t)n);
-	t->t_nsig = 0;
-	for (int i = 0; i < n; i++)
-		send_signal(s[i].pid, s[i].sig);
+		t->t_nsig--;
+		memmove(&t->t_sig[0], &t->t_sig[1],
+			sizeof(t->t_sig[0]) * (size_t)t->t_nsig);
+		send_signal(pid, sig);
+	}
 }
 
 /* ---- work deferred to the outermost exit ---- */
@@ -176,7 +180,7 @@ void str_defer(struct str_deferred *d, void (*fn)(struct str_deferred *))
 	struct strthread *t = str_self_tls;
 
 	d->d_fn = fn;
-	if (t == NULL || t->t_depth == 0) {
+	if (t == NULL || (t->t_depth == 0 && t->t_nodefer == 0)) {
 		fn(d);
 		return;
 	}
@@ -186,10 +190,10 @@ void str_defer(struct str_deferred *d, void (*fn)(struct str_deferred *))
 
 /* Outside every entry: run what was deferred, oldest first; what that
  * defers in turn (it may enter) runs at its own exit, or in a later
- * round here. */
+ * round here (so a nested exit may run newer work before older). */
 void str_defer_run(struct strthread *t)
 {
-	while (t->t_defer != NULL && t->t_depth == 0) {
+	while (t->t_defer != NULL && t->t_depth == 0 && t->t_nodefer == 0) {
 		struct str_deferred *d = t->t_defer, *fifo = NULL, *n;
 
 		t->t_defer = NULL;
@@ -202,6 +206,23 @@ void str_defer_run(struct strthread *t)
 			n = d->d_next;
 			d->d_fn(d);
 		}
+	}
+}
+
+void str_defer_block(void)
+{
+	str_self()->t_nodefer++;
+}
+
+void str_defer_unblock(void)
+{
+	struct strthread *t = str_self();
+
+	if (--t->t_nodefer == 0 && t->t_depth == 0) {
+		if (t->t_nsig != 0)
+			str_signal_flush(t);
+		if (t->t_defer != NULL)
+			str_defer_run(t);
 	}
 }
 

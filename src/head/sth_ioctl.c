@@ -791,9 +791,10 @@ static void passfp_close(struct str_deferred *d)
 }
 
 /* A M_PASSFP never received: close the descriptor it carries -- once
- * the thread freeing it is outside the library (a flush, inside an
- * entry, may free it: the last close of a stream waits for a grace
- * period, which would wait for that very entry). */
+ * the thread freeing it has left the library's entries and let go of
+ * the stream head's link and plumbing locks (a flush may free it inside
+ * an entry, under those: the last close of a stream waits for a grace
+ * period, which would wait for that very entry, and takes those locks). */
 static void passfp_free(char *arg)
 {
 	struct passfp *p = (struct passfp *)arg;
@@ -995,14 +996,17 @@ static int ioc_fdinsert(struct ictx *c, void *arg)
 
 /* ---- links ---- */
 
+/* (deferred work waits while it is held: sthead.h's plumbing lock) */
 void sth_links_lock(void)
 {
+	str_defer_block();
 	pthread_mutex_lock(&sth_link_lock);
 }
 
 void sth_links_unlock(void)
 {
 	pthread_mutex_unlock(&sth_link_lock);
+	str_defer_unblock();
 }
 
 /* A link of mux with muxid: a persistent one on the global list, or one

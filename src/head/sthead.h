@@ -230,8 +230,11 @@ static inline struct sthead *SH(struct stdata *sd)
 }
 
 /* Plumbing (push, pop, link, close) of a stream; see sh_pair. */
+/* (what the thread defers meanwhile -- a passed descriptor's close, a
+ * signal -- waits for the unlock: it may take these locks) */
 static inline void sth_plumb_lock(struct sthead *sh)
 {
+	str_defer_block();
 	if (sh->sh_pair != NULL)
 		pthread_mutex_lock(&sh->sh_pair->p_lock);
 	pthread_mutex_lock(&sh->sh_sd.sd_plumb);
@@ -242,6 +245,7 @@ static inline void sth_plumb_unlock(struct sthead *sh)
 	pthread_mutex_unlock(&sh->sh_sd.sd_plumb);
 	if (sh->sh_pair != NULL)
 		pthread_mutex_unlock(&sh->sh_pair->p_lock);
+	str_defer_unblock();
 }
 
 /* sth_poll.c: after fork the child's streams get mirror sockets of
