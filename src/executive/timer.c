@@ -330,9 +330,9 @@ static void *callout_main(void *arg)
 			}
 			if (co_bufq != NULL)
 				atomic_store(&strbufcall_waiting, 1);
-		} else if (co_bufq != NULL) {
-			atomic_store(&strbufcall_waiting, 1);
 		}
+		/* (while the heap backs off, frees do not wake us: the
+		 * tick below looks again) */
 		if (co_readyh != NULL) {
 			/* enter first: co_lock is not held across the fork
 			 * gate an entry may wait at */

@@ -1100,6 +1100,17 @@ static void set_lower_procs(struct sthead *lsh, struct cdevsw *mux, bool on)
 	if (!on) {
 		__atomic_store_n(&rq->q_ptr, lsh, __ATOMIC_RELAXED);
 		__atomic_store_n(&WR(rq)->q_ptr, lsh, __ATOMIC_RELAXED);
+		/* a back-enable meant for the multiplexer's service
+		 * procedure is not the head's to tell (S_OUTPUT) */
+		queue_t *wq = WR(rq);
+		qlock(wq);
+		__atomic_store_n(&wq->q_flag, wq->q_flag & ~QBACK,
+				 __ATOMIC_RELAXED);
+		for (int b = 0; b < wq->q_nband; b++)
+			__atomic_store_n(&wq->q_bandp[b].qb_flag,
+					 wq->q_bandp[b].qb_flag & ~QB_BACK,
+					 __ATOMIC_RELAXED);
+		qunlock(wq);
 	}
 }
 
@@ -1297,7 +1308,13 @@ static int unlink_one(struct sth_link *l, struct sthead *via, bool closing)
 	}
 	lsh->sh_linkedby = NULL;
 	__atomic_and_fetch(&lsh->sh_flag, ~STPLEX, __ATOMIC_ACQ_REL);
-	sth_changed(lsh);		/* flushed, usable again */
+	{
+		/* (inside an entry: the mirror's sync looks at the queues
+		 * below the head, which a pop on another thread frees) */
+		struct strthread *t = str_enter();
+		sth_changed(lsh);	/* flushed, usable again */
+		str_exit(t);
+	}
 	if (l->l_persist)
 		sth_rele(upper);
 	close_unopened(lsh);
