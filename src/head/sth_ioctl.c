@@ -1030,20 +1030,39 @@ static struct sth_link *sth_alllinks;
  * make a loop in the graph of multiplexing drivers (SVR4's check: a
  * driver may route between its own streams, so two of its opens linked
  * one below the other can loop)?  True if lower is upper or reaches it
- * through existing links.  Link lock held.
+ * through existing links: a walk over drivers, each looked at once
+ * (more drivers below than it can note: refused as a loop).  Link lock
+ * held.
  */
-static bool driver_reaches(struct cdevsw *lower, struct cdevsw *upper,
-			   int depth)
+static bool driver_reaches(struct cdevsw *lower, struct cdevsw *upper)
 {
+	struct cdevsw *seen[128];
+	int n = 0, next = 0;
+
 	if (lower == NULL)
 		return false;		/* a pipe end: no driver below */
-	if (lower == upper || depth > 64)
-		return true;
-	for (struct sth_link *l = sth_alllinks; l != NULL; l = l->l_allnext)
-		if (l->l_mux == lower &&
-		    driver_reaches(l->l_lower->sh_sd.sd_cdev, upper,
-				   depth + 1))
+	seen[n++] = lower;
+	while (next < n) {
+		struct cdevsw *d = seen[next++];
+
+		if (d == upper)
 			return true;
+		for (struct sth_link *l = sth_alllinks; l != NULL;
+		     l = l->l_allnext) {
+			struct cdevsw *below = l->l_lower->sh_sd.sd_cdev;
+			int k = 0;
+
+			if (l->l_mux != d || below == NULL)
+				continue;
+			while (k < n && seen[k] != below)
+				k++;
+			if (k < n)
+				continue;
+			if (n == (int)(sizeof(seen) / sizeof(seen[0])))
+				return true;
+			seen[n++] = below;
+		}
+	}
 	return false;
 }
 
@@ -1197,7 +1216,7 @@ static int ioc_link(struct ictx *c, int lfd, bool persist, int *rvalp)
 	sth_plumb_lock(lsh);
 	/* (an ioctl in progress on the lower stream: refused, as SVR4) */
 	if ((sh_flags(lsh) & (STPLEX | STRCLOSED)) || below(lsh, sh, 0) ||
-	    driver_reaches(lsh->sh_sd.sd_cdev, mux, 0) ||
+	    driver_reaches(lsh->sh_sd.sd_cdev, mux) ||
 	    __atomic_load_n(&lsh->sh_iocbusy, __ATOMIC_SEQ_CST)) {
 		sth_plumb_unlock(lsh);
 		err = EINVAL;
