@@ -356,10 +356,40 @@ static void test_hipri_held(void)
 	CHECK_RET(close(B), 0);
 }
 
+/* A sender that leaves its errors unread: T_UDERROR_INDs for refused
+ * datagrams stop queueing at the read side's high water mark (each
+ * later one is lost, as UDP loses datagrams past its buffer); they were
+ * queued without bound. */
+static void test_uderror_bounded(const char *dev)
+{
+	int A = open(dev, O_RDWR), n = 0;
+	struct sockaddr_in bad;
+	struct fmsg m, a;
+
+	REQUIRE(A >= 0);
+	(void)bind_lo(A);
+	bad = lo(9);
+	bad.sin_family = AF_UNIX;		/* refused: EINVAL */
+	for (int k = 0; k < 30000; k++)
+		REQUIRE(fm_write(A, fm_data(fm_unitdata_req(&m, &bad,
+					sizeof(bad), NULL, 0), "x", 1)) == 0);
+	while (fm_read(A, &a, 100) == 0) {
+		CHECK_EQ(prim_of(&a), T_UDERROR_IND);
+		n++;
+	}
+	CHECK(n > 100);
+	CHECK(n < 10000);		/* (about 64 KiB of them) */
+	printf("%s: %d of 30000 errors kept for a reader that did not read\n",
+	       dev, n);
+	CHECK_RET(close(A), 0);
+}
+
 int main(void)
 {
 	test_dev("/dev/inet/udp");
 	test_dev("/dev/udp");
 	test_hipri_held();
+	test_uderror_bounded("/dev/udp");
+	test_uderror_bounded("/dev/inet/udp");
 	T_DONE();
 }

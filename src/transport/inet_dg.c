@@ -261,6 +261,11 @@ static void uderror(struct inet_ep *ep, const void *dest, size_t dl,
 	size_t off = sizeof(u);
 	mblk_t *bp;
 
+	/* as a datagram past the socket's buffer: a sender that leaves its
+	 * errors unread loses those past the read queue's high water mark
+	 * (the loopback providers' rule; they queued without bound) */
+	if (!bcanput(ep->rq, 0))
+		return;
 	if (dl > (size_t)INET_ADDR_SIZE)
 		dl = 0;
 	if ((bp = tpi_proto(sizeof(u) + dl + 8, M_PROTO)) == NULL)
