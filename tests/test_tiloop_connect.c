@@ -15,8 +15,10 @@
  * TINDOUT, TBADOPT) with the listener still able to accept after each;
  * T_DISCON_REQ errors (TBADSEQ, TOUTSTATE, TBADDATA); three pending
  * indications accepted out of order onto three endpoints with data
- * checked on every pair; and closes during setup (listener with pending
- * indications, caller before the answer, acceptor before T_CONN_RES).
+ * checked on every pair; closes during setup (listener with pending
+ * indications, caller before the answer, acceptor before T_CONN_RES);
+ * and a listener that does not read, its callers connecting and
+ * withdrawing: what waits for it stays bounded (later ones refused).
  */
 #include "test_tiloop_lib.h"
 
@@ -471,6 +473,46 @@ static void test_close_during_setup(void)
 	close(c2);
 }
 
+/* A listener that does not read, and callers that connect and withdraw
+ * again and again (each withdrawal frees its place in the queue of
+ * pending indications): what waits at the listener stays bounded by its
+ * read side's high water mark -- a connect finding it full is refused
+ * as one finding the queue full -- instead of a T_CONN_IND and a
+ * T_DISCON_IND, each with 1 KiB of data, per round without end. */
+static void test_withdraw_flood(void)
+{
+	int l = open_ep(DEV_COTS), c = open_ep(DEV_COTS), n = 0, refused = 0;
+	char data[1024];
+	struct tmsg *m = tm_new();
+
+	memset(data, 'w', sizeof(data));
+	bind_ok(l, "flood", 1);
+	bind_ok(c, NULL, 0);
+	for (int k = 0; k < 3000; k++) {
+		CHECK_RET(send_conn_req(c, "flood", NULL, 0, data,
+					(int)sizeof(data)), 0);
+		if (!expect_ok(c, T_CONN_REQ))
+			break;
+		if (nread(c, NULL) > 0) {	/* refused at once */
+			expect_discon_ind(c, ECONNREFUSED, -1, NULL, -1);
+			refused++;
+			continue;
+		}
+		CHECK_RET(send_discon(c, -1, NULL, -1), 0);
+		if (!expect_ok(c, T_DISCON_REQ))
+			break;
+	}
+	while (tm_get(l, m, false, 50))
+		n++;
+	CHECK(refused > 0);
+	CHECK(n < 1000);	/* (about 64 KiB of them: 2 per round) */
+	printf("withdraw flood: %d waiting at the listener, %d refused\n", n,
+	       refused);
+	tm_free(m);
+	close(c);
+	close(l);
+}
+
 int main(void)
 {
 	test_full_setup(DEV_COTS);
@@ -481,6 +523,7 @@ int main(void)
 	test_conn_res_errors();
 	test_many_pending();
 	test_close_during_setup();
+	test_withdraw_flood();
 	CHECK_EQ(streams_in_use(), 0);
 	T_DONE();
 }

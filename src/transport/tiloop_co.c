@@ -301,10 +301,16 @@ static void creq_free(struct creq *c)
 		pend_free(c->pend);
 }
 
-static bool listening(const struct tl_ep *l)
+/* l takes a connect indication now: a listener with room in its queue
+ * of pending ones and in its read side (a listener that does not read
+ * would otherwise be sent an indication, and a disconnect, for every
+ * connect its callers withdraw: its read side full counts as its queue
+ * full, refused) */
+static bool listening(struct tl_ep *l)
 {
 	return l != NULL && l->qlen > 0 && l->npend < l->qlen &&
-	       (l->state == TS_IDLE || l->state == TS_WRES_CIND);
+	       (l->state == TS_IDLE || l->state == TS_WRES_CIND) &&
+	       bcanput(l->rq, 0);
 }
 
 /* Under the lock: the attempt is recorded at l and announced. */
