@@ -209,11 +209,12 @@ static inline int do_str(int fd, int cmd, void *buf, int len, int timeout,
 	return r;
 }
 
-/* testmod TM_SENDUP: a message of type with ctllen bytes of ctl in the
- * first block and, if datlen >= 0, datlen bytes of dat in a second. */
-static inline int sendup(int fd, int type, int band, int flag,
-			 const void *ctl, int ctllen, const void *dat,
-			 int datlen)
+/* testmod TM_SENDUP (or cmd TM_SENDUP_KEEP: a dupmsg of it, testmod
+ * keeping the original): a message of type with ctllen bytes of ctl in
+ * the first block and, if datlen >= 0, datlen bytes of dat in a second. */
+static inline int sendup_as(int fd, int cmd, int type, int band, int flag,
+			    const void *ctl, int ctllen, const void *dat,
+			    int datlen)
 {
 	struct tm_sendup su;
 
@@ -227,7 +228,15 @@ static inline int sendup(int fd, int type, int band, int flag,
 		memcpy(su.data, ctl, (size_t)ctllen);
 	if (datlen > 0)
 		memcpy(su.data + ctllen, dat, (size_t)datlen);
-	return do_str(fd, TM_SENDUP, &su, (int)sizeof(su), 0, NULL);
+	return do_str(fd, cmd, &su, (int)sizeof(su), 0, NULL);
+}
+
+static inline int sendup(int fd, int type, int band, int flag,
+			 const void *ctl, int ctllen, const void *dat,
+			 int datlen)
+{
+	return sendup_as(fd, TM_SENDUP, type, band, flag, ctl, ctllen, dat,
+			 datlen);
 }
 
 /* M_DATA up from testmod */

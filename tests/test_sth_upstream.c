@@ -868,6 +868,32 @@ static void test_hipri_fault(void)
 	CHECK_RET(close(fd), 0);
 }
 
+/* What is left of a high priority message read in part stays one (its
+ * data block becomes M_HPDATA) -- in a copy when the block is shared:
+ * a module that kept the message (a dupmsg to send again) sees its
+ * blocks as it sent them. */
+static void test_partial_shared(void)
+{
+	int fd = open_tm(O_NONBLOCK), fl = 0;
+	char cb[8], db[8];
+	struct strbuf c = { sizeof(cb), 0, cb }, d = { 2, 0, db };
+
+	CHECK_RET(sendup_as(fd, TM_SENDUP_KEEP, M_PCPROTO, 0, 0, "ctl", 3,
+			    "data", 4), 0);
+	CHECK_RET(do_str(fd, TM_KEPT, NULL, 0, 0, NULL),
+		  M_PCPROTO | M_DATA << 8);
+	CHECK_RET(getmsg(fd, &c, &d, &fl), MOREDATA);
+	CHECK_EQ(fl, RS_HIPRI);
+	CHECK_EQ(d.len, 2);
+	d.maxlen = sizeof(db);
+	fl = RS_HIPRI;
+	CHECK_RET(getmsg(fd, NULL, &d, &fl), 0);	/* still priority */
+	CHECK(d.len == 2 && memcmp(db, "ta", 2) == 0);
+	CHECK_RET(do_str(fd, TM_KEPT, NULL, 0, 0, NULL),
+		  M_PCPROTO | M_DATA << 8);
+	CHECK_RET(close(fd), 0);
+}
+
 /* ---- M_PCPROTO, bands ---- */
 
 static void test_pcproto_and_bands(void)
@@ -935,6 +961,7 @@ int main(void)
 	test_signals();
 	test_pcproto_and_bands();
 	test_hipri_fault();
+	test_partial_shared();
 	test_batch();
 	CHECK_EQ(th_leaks(), 0);
 	T_DONE();

@@ -28,6 +28,13 @@
 					   until its M_IOCDATA comes */
 #define TM_STATES	(TM_IOC | 13)	/* I_STR: rval = TM_LATECOPY state
 					   blocks held */
+#define TM_SENDUP_KEEP	(TM_IOC | 15)	/* I_STR struct tm_sendup: send up
+					   a dupmsg of it, keep the original
+					   (as a module keeping a copy to
+					   send again) */
+#define TM_KEPT		(TM_IOC | 16)	/* I_STR: rval = the kept message's
+					   first block type | the second's
+					   << 8 (-1: none kept) */
 #define TM_CRBAD	(TM_IOC | 14)	/* I_STR: rval = TM_LATECOPY
 					   requests whose ioc_cr, looked at
 					   when the copy was asked, was not

@@ -1230,6 +1230,27 @@ static mblk_t *trim_front(mblk_t *mp)
 /* The rest of a message whose front blocks went: it keeps the band and
  * the MSGMARK/MSGDELIM of the message it was (only a first block carries
  * them), so it goes back in its place. */
+/* mp's first block as type: in a copy if its data block is shared (a
+ * module may hold a dupmsg of the message, whose blocks must stay as
+ * it sent them); in place if no copy can be had. */
+static mblk_t *retype(mblk_t *mp, unsigned char type)
+{
+	if (mp->b_datap->db_type == type)
+		return mp;
+	if (__atomic_load_n(&mp->b_datap->db_ref, __ATOMIC_ACQUIRE) > 1) {
+		mblk_t *nb = copyb(mp);
+
+		if (nb != NULL) {
+			nb->b_cont = mp->b_cont;
+			mp->b_cont = NULL;
+			freeb(mp);
+			mp = nb;
+		}
+	}
+	mp->b_datap->db_type = type;
+	return mp;
+}
+
 static mblk_t *rest_of(mblk_t *mp, unsigned char band, unsigned short flag)
 {
 	mp = trim_front(mp);
@@ -1534,7 +1555,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 					continue;
 				}
 				if (hp)
-					mp->b_datap->db_type = M_HPDATA;
+					mp = retype(mp, M_HPDATA);
 				type = mp->b_datap->db_type;
 			}
 		}
@@ -1568,7 +1589,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 			if (mp != NULL) {
 				if (type >= QPCTL &&
 				    mp->b_datap->db_type < QPCTL)
-					mp->b_datap->db_type = M_HPDATA;
+					mp = retype(mp, M_HPDATA);
 				rputback(sh, mp, cached, b0, bl0, &snap);
 			} else {
 				if (cached)
@@ -1602,7 +1623,7 @@ ssize_t sth_read(int fd, const struct iovec *uiov, int iovcnt, bool trusted,
 				rconsumed(sh, b0, bl0, NULL);
 		} else {
 			if (type >= QPCTL && mp->b_datap->db_type < QPCTL)
-				mp->b_datap->db_type = M_HPDATA;
+				mp = retype(mp, M_HPDATA);
 			rputback(sh, mp, cached, b0, bl0, &snap);
 		}
 		break;
@@ -2009,11 +2030,11 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 			if (cpart != NULL) {
 				rest = cpart;
 				linkb(rest, dpart);
-				rest->b_datap->db_type = (unsigned char)ctype;
+				rest = retype(rest, (unsigned char)ctype);
 			} else {
 				rest = dpart;
 				if (hp)
-					rest->b_datap->db_type = M_HPDATA;
+					rest = retype(rest, M_HPDATA);
 			}
 			rest->b_band = band;
 			rputback(sh, rest, cached, b0, bl0, &snap);

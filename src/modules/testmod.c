@@ -9,6 +9,8 @@
  *   TM_TRANSOUT     transparent ioctl: copy out 16 bytes to arg
  *   TM_NOREPLY      never answered (time-out tests)
  *   TM_SENDUP       I_STR struct tm_sendup: send that message up
+ *   TM_SENDUP_KEEP  the same, a dupmsg of it, keeping the original
+ *                   (TM_KEPT: its block types)
  *   TM_COUNT        I_STR: rval = messages passed through so far
  *   TM_ACKERR       I_STR int: M_IOCACK with that ioc_error
  *   TM_REPLYLEN     I_STR int n: M_IOCACK with n bytes of 'r'
@@ -39,6 +41,7 @@ struct tm_priv {
 	toid_t late_id;		/* its time-out; perimeter */
 	int states;		/* TM_LATECOPY states held; perimeter */
 	int crbad;		/* TM_CRBAD; perimeter */
+	mblk_t *kept;		/* TM_SENDUP_KEEP's original; perimeter */
 };
 
 static int testmod_open(queue_t *q, dev_t *devp, int oflag, int sflag,
@@ -65,13 +68,15 @@ static int testmod_close(queue_t *q, int oflag, cred_t *cr)
 		quntimeout(q, p->late_id);
 		freemsg(p->late);
 	}
+	freemsg(p->kept);
 	free(q->q_ptr);
 	q->q_ptr = WR(q)->q_ptr = NULL;
 	return 0;
 }
 
-/* TM_SENDUP: build the message described and send it up. */
-static int sendup(queue_t *wq, mblk_t *data)
+/* TM_SENDUP: build the message described and send it up; with keep
+ * (TM_SENDUP_KEEP) a dupmsg of it, the original kept in *keep. */
+static int sendup(queue_t *wq, mblk_t *data, mblk_t **keep)
 {
 	struct tm_sendup su;
 	mblk_t *mp, *dp = NULL;
@@ -102,6 +107,17 @@ static int sendup(queue_t *wq, mblk_t *data)
 		memcpy(dp->b_wptr, su.data + su.ctllen, (size_t)su.datlen);
 		dp->b_wptr += su.datlen;
 		mp->b_cont = dp;
+	}
+	if (keep != NULL) {
+		mblk_t *dup = dupmsg(mp);
+
+		if (dup == NULL) {
+			freemsg(mp);
+			return ENOMEM;
+		}
+		freemsg(*keep);
+		*keep = mp;
+		mp = dup;
 	}
 	qreply(wq, mp);
 	return 0;
@@ -198,11 +214,19 @@ static void testmod_ioctl(queue_t *q, mblk_t *mp)
 		freemsg(mp);
 		return;
 	case TM_SENDUP:
-		err = sendup(q, mp->b_cont);
+	case TM_SENDUP_KEEP:
+		err = sendup(q, mp->b_cont,
+			     ioc->ioc_cmd == TM_SENDUP_KEEP ? &p->kept : NULL);
 		if (err)
 			drv_nak(q, mp, err);
 		else
 			drv_ack(q, mp, NULL, 0);
+		return;
+	case TM_KEPT:
+		drv_ack(q, mp, NULL, p->kept == NULL ? -1 :
+			p->kept->b_datap->db_type |
+			(p->kept->b_cont ? p->kept->b_cont->b_datap->db_type
+					 << 8 : 0));
 		return;
 	case TM_COUNT:
 		drv_ack(q, mp, NULL, (int)p->passed);
