@@ -10,7 +10,9 @@
  * partner is not open yet discards the message.  Closing an end hangs
  * its partner up (M_HANGUP: it reads what it has, then end of file;
  * writes fail ENXIO), and discards what the partner's write queue held
- * for it (a writer blocked on that wakes).
+ * for it (a writer blocked on that wakes).  The hangup's block is
+ * allocated at open (an open without memory for it fails ENOSR), so
+ * the close that sends it never lacks one.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -26,6 +28,8 @@
 static pthread_mutex_t loop_lock = PTHREAD_MUTEX_INITIALIZER;
 static queue_t *loop_rq[LOOP_MAX];	/* read queue of each open minor;
 					   loop_lock, atomic reads */
+static mblk_t *loop_hup[LOOP_MAX];	/* each open minor's M_HANGUP for
+					   its partner; loop_lock */
 
 static queue_t *partner(queue_t *q)
 {
@@ -38,9 +42,13 @@ static int loop_open(queue_t *q, dev_t *devp, int oflag, int sflag,
 		     cred_t *cr)
 {
 	minor_t m = getminor(*devp);
+	mblk_t *hup;
 
 	if (q->q_ptr != NULL)
 		return 0;
+	if ((hup = allocb(0, BPRI_HI)) == NULL)
+		return ENOSR;
+	hup->b_datap->db_type = M_HANGUP;
 	pthread_mutex_lock(&loop_lock);
 	if (sflag == CLONEOPEN) {
 		for (m = 0; m < LOOP_MAX; m += 2)
@@ -49,8 +57,10 @@ static int loop_open(queue_t *q, dev_t *devp, int oflag, int sflag,
 	}
 	if (m >= LOOP_MAX || loop_rq[m] != NULL) {
 		pthread_mutex_unlock(&loop_lock);
+		freeb(hup);
 		return m >= LOOP_MAX ? ENXIO : EBUSY;
 	}
+	loop_hup[m] = hup;
 	__atomic_store_n(&loop_rq[m], q, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&loop_lock);
 	q->q_ptr = WR(q)->q_ptr = (void *)(uintptr_t)(m + 1);
@@ -61,10 +71,13 @@ static int loop_open(queue_t *q, dev_t *devp, int oflag, int sflag,
 static int loop_close(queue_t *q, int oflag, cred_t *cr)
 {
 	uintptr_t m = (uintptr_t)q->q_ptr - 1;
+	mblk_t *hup;
 	queue_t *p;
 
 	pthread_mutex_lock(&loop_lock);
 	__atomic_store_n(&loop_rq[m], NULL, __ATOMIC_RELEASE);
+	hup = loop_hup[m];
+	loop_hup[m] = NULL;
 	/* what the partner holds for us is discarded now, and its writers
 	 * blocked by our full head go on; the partner is hung up (as the
 	 * SVR4 loop-around driver does): its reader sees what it has queued,
@@ -77,7 +90,9 @@ static int loop_close(queue_t *q, int oflag, cred_t *cr)
 		qenable(WR(p));
 	pthread_mutex_unlock(&loop_lock);
 	if (p != NULL)
-		(void)putnextctl(p, M_HANGUP);
+		putnext(p, hup);
+	else
+		freeb(hup);
 	q->q_ptr = WR(q)->q_ptr = NULL;
 	return 0;
 }

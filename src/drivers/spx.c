@@ -6,7 +6,8 @@
  * ends behave as a loop pair.  The queue pointer comes from the stream
  * head, but a program can put any bytes there with putmsg, so it is
  * accepted only if it is the read queue of another open, unconnected end.
- * Closing a connected end hangs the other up (M_HANGUP), as loop does.
+ * Closing a connected end hangs the other up (M_HANGUP), as loop does,
+ * with a block allocated at open.
  * s_pipe() does not use this driver: it connects two stream heads
  * directly, as SVR4's pipe() does.
  */
@@ -25,6 +26,7 @@ struct spx {
 	queue_t *peer;			/* peer's read queue; spx_lock,
 					   atomic reads */
 	minor_t minor;			/* const */
+	mblk_t *hup;			/* M_HANGUP for the peer, from open */
 };
 
 static pthread_mutex_t spx_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -41,8 +43,14 @@ static int spx_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *cr)
 		return 0;
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return ENOMEM;
+	if ((s->hup = allocb(0, BPRI_HI)) == NULL) {
+		free(s);
+		return ENOSR;
+	}
+	s->hup->b_datap->db_type = M_HANGUP;
 	/* (every open a new end: a minor of its own, clone or not) */
 	if ((err = drv_minor_open(&spx_minors, true, &m)) != 0) {
+		freeb(s->hup);
 		free(s);
 		return err;
 	}
@@ -82,7 +90,9 @@ static int spx_close(queue_t *q, int oflag, cred_t *cr)
 		}
 	pthread_mutex_unlock(&spx_lock);
 	if (hang != NULL)
-		(void)putnextctl(hang, M_HANGUP);
+		putnext(hang, s->hup);
+	else
+		freeb(s->hup);
 	drv_minor_close(&spx_minors, s->minor);
 	free(s);
 	q->q_ptr = WR(q)->q_ptr = NULL;
