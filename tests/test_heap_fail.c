@@ -75,6 +75,7 @@ static void hangup_without_heap(int a, int b)
 
 static void test_hangups(void)
 {
+	/* (the first loop opened in this process: minors 0 and 1) */
 	int a = open("/dev/streams/clone/loop", O_RDWR);
 	int b = open("/dev/streams/loop/1", O_RDWR);
 

@@ -1227,9 +1227,6 @@ static mblk_t *trim_front(mblk_t *mp)
 	return mp;
 }
 
-/* The rest of a message whose front blocks went: it keeps the band and
- * the MSGMARK/MSGDELIM of the message it was (only a first block carries
- * them), so it goes back in its place. */
 /* mp's first block as type: in a copy if its data block is shared (a
  * module may hold a dupmsg of the message, whose blocks must stay as
  * it sent them); in place if no copy can be had. */
@@ -1251,6 +1248,9 @@ static mblk_t *retype(mblk_t *mp, unsigned char type)
 	return mp;
 }
 
+/* The rest of a message whose front blocks went: it keeps the band and
+ * the MSGMARK/MSGDELIM of the message it was (only a first block carries
+ * them), so it goes back in its place. */
 static mblk_t *rest_of(mblk_t *mp, unsigned char band, unsigned short flag)
 {
 	mp = trim_front(mp);

@@ -135,6 +135,8 @@ struct tl_ep *tl_ns_acceptor(struct tl_ns *ns, t_uscalar_t id, int *tli);
  * to's list of waiting senders, and its write queue is enabled when
  * to's read side drains (tl_wake_senders). */
 bool tl_can_deliver(struct tl_ep *from, struct tl_ep *to, unsigned char band);
+/* Has to room for a message of band 0 now (no waiting for it)? */
+bool tl_has_room(struct tl_ep *to);
 
 /* Queue mp on to's read side, in order (no flow control: the caller
  * asked tl_can_deliver when it matters). */

@@ -310,7 +310,7 @@ static bool listening(struct tl_ep *l)
 {
 	return l != NULL && l->qlen > 0 && l->npend < l->qlen &&
 	       (l->state == TS_IDLE || l->state == TS_WRES_CIND) &&
-	       bcanput(l->rq, 0);
+	       tl_has_room(l);
 }
 
 /* Under the lock: the attempt is recorded at l and announced. */

@@ -173,6 +173,11 @@ bool tl_can_deliver(struct tl_ep *from, struct tl_ep *to, unsigned char band)
 	return false;
 }
 
+bool tl_has_room(struct tl_ep *to)
+{
+	return bcanput(to->rq, 0);
+}
+
 void tl_deliver(struct tl_ep *to, mblk_t *mp)
 {
 	if (!putq(to->rq, mp))
