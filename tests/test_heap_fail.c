@@ -7,7 +7,7 @@
  *   once memory is back it runs and gets its block;
  *   the close of a loop or pipe (spx) end hangs its partner up with a
  *   block allocated at open (the hangup was lost: the partner's reader
- *   slept for good).
+ *   slept for good), and the close of an s_pipe end its peer.
  * malloc is this program's own (it fails on demand), so the caches are
  * bypassed (STREAMS_NOCACHE) and sanitizer builds, which have their own
  * malloc, skip the test.
@@ -89,6 +89,10 @@ static void test_hangups(void)
 				  { 0, -1, NULL }, 0, b, 0 };
 	REQUIRE(ioctl(a, I_FDINSERT, &fi) == 0);
 	hangup_without_heap(a, b);
+	/* and s_pipe's (the peer gone is a flag of the head's) */
+	int p[2];
+	REQUIRE(s_pipe(p) == 0);
+	hangup_without_heap(p[0], p[1]);
 }
 
 int main(void)

@@ -196,6 +196,7 @@ static void sth_free_head(struct stdata *sd)
 	}
 	if (sh->sh_iocmsg != NULL)
 		freemsg(sh->sh_iocmsg);
+	freemsg(sh->sh_pipehup);
 	sth_rcache_free(sh);
 	if (sh->sh_pair != NULL &&
 	    __atomic_sub_fetch(&sh->sh_pair->p_refs, 1, __ATOMIC_ACQ_REL) == 0) {

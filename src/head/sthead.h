@@ -143,6 +143,9 @@ struct sthead {
 	int sh_marmed;			/* pollers now, + 1 << 16 if epoll; atomic */
 	int sh_sigevents;		/* union of I_SETSIG events; atomic */
 	struct sthead *sh_peer;		/* pipe: other end; plumbing lock */
+	mblk_t *sh_pipehup;		/* pipe: the M_HANGUP its last close
+					   sends the peer, had with the pipe
+					   (never lacking); plumbing lock */
 	struct sth_pair *sh_pair;	/* pipe: shared plumbing lock */
 	int sh_mfd_app;			/* private dup of the application end */
 	int sh_mfd_lib;			/* the library's end */
