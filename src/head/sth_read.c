@@ -1227,17 +1227,22 @@ static mblk_t *trim_front(mblk_t *mp)
 	return mp;
 }
 
-/* mp's first block as type: in a copy if its data block is shared (a
- * module may hold a dupmsg of the message, whose blocks must stay as
- * it sent them); in place if no copy can be had. */
+/* mp's first block as type: in a copy of its unread bytes if its data
+ * block is shared (a module may hold a dupmsg of the message, whose
+ * blocks must stay as it sent them); in place if no copy can be had. */
 static mblk_t *retype(mblk_t *mp, unsigned char type)
 {
 	if (mp->b_datap->db_type == type)
 		return mp;
 	if (__atomic_load_n(&mp->b_datap->db_ref, __ATOMIC_ACQUIRE) > 1) {
-		mblk_t *nb = copyb(mp);
+		size_t n = mp->b_wptr > mp->b_rptr ? MBLKL(mp) : 0;
+		mblk_t *nb = allocb(n, BPRI_MED);
 
 		if (nb != NULL) {
+			memcpy(nb->b_wptr, mp->b_rptr, n);
+			nb->b_wptr += n;
+			nb->b_band = mp->b_band;
+			nb->b_flag = mp->b_flag;
 			nb->b_cont = mp->b_cont;
 			mp->b_cont = NULL;
 			freeb(mp);
