@@ -891,6 +891,17 @@ static void test_partial_shared(void)
 	CHECK(d.len == 2 && memcmp(db, "ta", 2) == 0);
 	CHECK_RET(do_str(fd, TM_KEPT, NULL, 0, 0, NULL),
 		  M_PCPROTO | M_DATA << 8);
+	/* read() the same way: the control part discarded (RPROTDIS), the
+	 * data read in part */
+	CHECK_RET(ioctl(fd, I_SRDOPT, RNORM | RPROTDIS), 0);
+	CHECK_RET(sendup_as(fd, TM_SENDUP_KEEP, M_PCPROTO, 0, 0, "ctl", 3,
+			    "data", 4), 0);
+	CHECK_RET(read(fd, db, 2), 2);
+	CHECK_MEM(db, "da", 2);
+	CHECK_RET(read(fd, db, sizeof(db)), 2);
+	CHECK_MEM(db, "ta", 2);
+	CHECK_RET(do_str(fd, TM_KEPT, NULL, 0, 0, NULL),
+		  M_PCPROTO | M_DATA << 8);
 	CHECK_RET(close(fd), 0);
 }
 
