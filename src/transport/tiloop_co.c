@@ -6,7 +6,8 @@
  * --------------
  * Setup.  T_CONN_REQ looks the destination up in the namespace.  If an
  * endpoint listens there (bound with CONIND_number > 0, in TS_IDLE or
- * TS_WRES_CIND, fewer pending indications than granted) a struct
+ * TS_WRES_CIND, fewer pending indications than granted, room in its read
+ * side: one that does not read is not sent more) a struct
  * tl_pend records the attempt on the listener's list, the caller gets
  * T_OK_ACK and the listener T_CONN_IND with the caller's address, its
  * options and connect data, and a SEQ_number.  Otherwise the caller gets
@@ -47,7 +48,8 @@
  * T_CONN_RES onto the listener itself while it has other indications
  * pending gets TINDOUT.
  *
- * DISCON_reason: ECONNREFUSED (nobody listening, queue full, refused by
+ * DISCON_reason: ECONNREFUSED (nobody listening, queue or read side
+ * full, refused by
  * the listener, listener closed), ECONNABORTED (at a listener: the
  * caller withdrew or closed), ECONNRESET (the peer disconnected or
  * closed).  SEQ_number is -1 except at a listener.
