@@ -49,10 +49,9 @@
  * pending gets TINDOUT.
  *
  * DISCON_reason: ECONNREFUSED (nobody listening, queue or read side
- * full, refused by
- * the listener, listener closed), ECONNABORTED (at a listener: the
- * caller withdrew or closed), ECONNRESET (the peer disconnected or
- * closed).  SEQ_number is -1 except at a listener.
+ * full, refused by the listener, listener closed), ECONNABORTED (at a
+ * listener: the caller withdrew or closed), ECONNRESET (the peer
+ * disconnected or closed).  SEQ_number is -1 except at a listener.
  *
  * Everything below runs with ns->lock held where tiloop.c's rule says.
  */
