@@ -310,6 +310,49 @@ static void test_getprotaddr(void)
 	CHECK_TERR(t_getprotaddr(-1, NULL, NULL), TBADF);
 }
 
+/* A kicker that starts only once the provider (the ferry) has taken the
+ * request of step: interrupted before that, the library's state query
+ * (high priority) could overtake the request still queued at the
+ * provider -- a case the library does not handle yet (README). */
+struct kick_after {
+	struct ferry *f;
+	int step;
+	pthread_t target;
+	int stop;		/* atomic */
+	pthread_t self;
+};
+
+static void *kick_after_main(void *arg)
+{
+	struct kick_after *k = arg;
+
+	for (;;) {
+		pthread_mutex_lock(&k->f->lock);
+		bool taken = k->f->done > k->step;
+		pthread_mutex_unlock(&k->f->lock);
+		if (taken || __atomic_load_n(&k->stop, __ATOMIC_ACQUIRE))
+			break;
+		pause_ms(1);
+	}
+	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE)) {
+		pthread_kill(k->target, SIGUSR1);
+		pause_ms(5);
+	}
+	return NULL;
+}
+
+static void kick_after_start(struct kick_after *k, struct ferry *f, int step)
+{
+	*k = (struct kick_after){ f, step, pthread_self(), 0, 0 };
+	REQUIRE(pthread_create(&k->self, NULL, kick_after_main, k) == 0);
+}
+
+static void kick_after_stop(struct kick_after *k)
+{
+	__atomic_store_n(&k->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(k->self, NULL);
+}
+
 /* t_bind and t_unbind interrupted by a signal after the request went
  * down: TSYSERR EINTR, and the state is the provider's, which did it
  * (asked with TI_SYNC: its T_INFO_REQ), not the one before the call. */
@@ -318,23 +361,26 @@ static void test_bind_eintr(void)
 	struct ferry *f = ferry_ep(T_COTS, TS_UNBND);
 	struct T_info_ack ia = fi_info(T_COTS, TS_IDLE);
 	struct fmsg w, a;
-	struct kicker k;
+	struct kick_after k;
+	int step;
 
 	catch_sig(SIGUSR1, false);
+	step = f->nsteps;
 	ferry_expect(f, __LINE__, fm_bind_req(&w, NULL, 0, 0), NULL);
 	ferry_expect(f, __LINE__, fm_info_req(&w), fm_info_ack(&a, &ia));
-	kicker_start(&k, SIGUSR1);
+	kick_after_start(&k, f, step);
 	CHECK_TSYS(t_bind(f->xfd, NULL, NULL), EINTR);
-	kicker_stop(&k);
+	kick_after_stop(&k);
 	ferry_sync(f);
 	CHECK_STATE(f->xfd, T_IDLE);
 
 	ia.CURRENT_state = TS_UNBND;
+	step = f->nsteps;
 	ferry_expect(f, __LINE__, fm_unbind_req(&w), NULL);
 	ferry_expect(f, __LINE__, fm_info_req(&w), fm_info_ack(&a, &ia));
-	kicker_start(&k, SIGUSR1);
+	kick_after_start(&k, f, step);
 	CHECK_TSYS(t_unbind(f->xfd), EINTR);
-	kicker_stop(&k);
+	kick_after_stop(&k);
 	ferry_sync(f);
 	CHECK_STATE(f->xfd, T_UNBND);
 	ferry_free(f);
