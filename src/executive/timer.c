@@ -703,6 +703,13 @@ void strtimer_atfork_parent(void)
 	pthread_mutex_unlock(&co_lock);
 }
 
+/* Timeouts or bufcalls waiting (co_lock held, or the fork child's sole
+ * thread) */
+static bool callouts_waiting(void)
+{
+	return co_nheap > 0 || co_bufq != NULL || co_readyh != NULL;
+}
+
 /* (after the parent handler, which let co_lock go)  The child's copies
  * of the parent's timeouts and bufcalls (a module's timer, a pipe's
  * bufcall) get a thread of their own at the child's first entry, not
@@ -714,7 +721,7 @@ void strtimer_atfork_child(void)
 {
 	pthread_cond_init(&co_done, NULL);
 	co_thread_running = 0;
-	if (co_nheap > 0 || co_bufq != NULL || co_readyh != NULL)
+	if (callouts_waiting())
 		__atomic_or_fetch(&str_entry_slow, STR_ENTRY_CHILD,
 				  __ATOMIC_RELAXED);
 }
@@ -723,7 +730,7 @@ void strtimer_atfork_child(void)
 void strtimer_child_start(void)
 {
 	pthread_mutex_lock(&co_lock);
-	if (co_nheap > 0 || co_bufq != NULL || co_readyh != NULL)
+	if (callouts_waiting())
 		ensure_thread();
 	pthread_mutex_unlock(&co_lock);
 }
