@@ -124,10 +124,7 @@ void str_exit_slow(struct strthread *t)
 	strsched_run_local(t);
 	if (--t->t_depth == 0) {
 		atomic_store_explicit(&t->t_rcu, 0, memory_order_release);
-		if (t->t_nodefer == 0 && t->t_nsig != 0)
-			str_signal_flush(t);
-		if (t->t_nodefer == 0 && t->t_defer != NULL)
-			str_defer_run(t);
+		str_defer_flush(t);
 	}
 }
 

@@ -322,12 +322,13 @@ void str_exit_slow(struct strthread *t);
  * under its locks (a SIGPOLL handler reading the stream whose reader
  * lock the signalling read holds).  Outside any entry it is sent now. */
 void str_signal(pid_t pid, int sig);
-void str_signal_flush(struct strthread *t);
 /* fn(d) once the caller has left its outermost entry, in the order
  * asked (at once outside any): what must not run inside one, such as
  * the close of a stream (its grace period would wait for the caller). */
 void str_defer(struct str_deferred *d, void (*fn)(struct str_deferred *));
-void str_defer_run(struct strthread *t);
+/* The signals and work t held, now that it is outside every entry and
+ * library lock (else nothing: they wait for that). */
+void str_defer_flush(struct strthread *t);
 /* Around a library lock held outside an entry (the stream head's link
  * and plumbing locks): deferred signals and work wait until it is let
  * go (a deferred close takes those locks; a handler may too). */

@@ -160,7 +160,7 @@ void str_signal(pid_t pid, int sig)
  * the list at a time (a handler may enter the library again and send
  * the rest at its own exit, or leave with siglongjmp: the rest stays
  * for the next). */
-void str_signal_flush(struct strthread *t)
+static void signal_flush(struct strthread *t)
 {
 	while (t->t_nsig > 0 && t->t_depth == 0 && t->t_nodefer == 0) {
 		pid_t pid = t->t_sig[0].pid;
@@ -191,7 +191,7 @@ void str_defer(struct str_deferred *d, void (*fn)(struct str_deferred *))
 /* Outside every entry: run what was deferred, oldest first; what that
  * defers in turn (it may enter) runs at its own exit, or in a later
  * round here (so a nested exit may run newer work before older). */
-void str_defer_run(struct strthread *t)
+static void defer_run(struct strthread *t)
 {
 	while (t->t_defer != NULL && t->t_depth == 0 && t->t_nodefer == 0) {
 		struct str_deferred *d = t->t_defer, *fifo = NULL, *n;
@@ -218,12 +218,18 @@ void str_defer_unblock(void)
 {
 	struct strthread *t = str_self();
 
-	if (--t->t_nodefer == 0 && t->t_depth == 0) {
-		if (t->t_nsig != 0)
-			str_signal_flush(t);
-		if (t->t_defer != NULL)
-			str_defer_run(t);
-	}
+	t->t_nodefer--;
+	str_defer_flush(t);
+}
+
+void str_defer_flush(struct strthread *t)
+{
+	if (t->t_depth != 0 || t->t_nodefer != 0)
+		return;
+	if (t->t_nsig != 0)
+		signal_flush(t);
+	if (t->t_defer != NULL)
+		defer_run(t);
 }
 
 /* ---- the executive's own threads ---- */
