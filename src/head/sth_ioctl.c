@@ -1121,15 +1121,9 @@ static void set_lower_procs(struct sthead *lsh, struct cdevsw *mux, bool on)
 		__atomic_store_n(&WR(rq)->q_ptr, lsh, __ATOMIC_RELAXED);
 		/* a back-enable meant for the multiplexer's service
 		 * procedure is not the head's to tell (S_OUTPUT) */
-		queue_t *wq = WR(rq);
-		qlock(wq);
-		__atomic_store_n(&wq->q_flag, wq->q_flag & ~QBACK,
-				 __ATOMIC_RELAXED);
-		for (int b = 0; b < wq->q_nband; b++)
-			__atomic_store_n(&wq->q_bandp[b].qb_flag,
-					 wq->q_bandp[b].qb_flag & ~QB_BACK,
-					 __ATOMIC_RELAXED);
-		qunlock(wq);
+		bool b0, band;
+
+		sth_back_take(WR(rq), &b0, &band);
 	}
 }
 
@@ -1318,19 +1312,16 @@ static int unlink_one(struct sth_link *l, struct sthead *via, bool closing)
 		}
 	set_lower_procs(lsh, l->l_mux, false);
 	{
+		/* (inside an entry: the flushes, and the mirror's sync,
+		 * which looks at the queues below the head that a pop on
+		 * another thread frees) */
 		struct strthread *t = str_enter();
 		/* (as an M_FLUSH at its head: a high priority message it
 		 * held before the link is no longer awaited) */
 		sth_rflush(lsh, -1);
 		flushq(lsh->sh_sd.sd_wq, FLUSHALL);
-		str_exit(t);
-	}
-	lsh->sh_linkedby = NULL;
-	__atomic_and_fetch(&lsh->sh_flag, ~STPLEX, __ATOMIC_ACQ_REL);
-	{
-		/* (inside an entry: the mirror's sync looks at the queues
-		 * below the head, which a pop on another thread frees) */
-		struct strthread *t = str_enter();
+		lsh->sh_linkedby = NULL;
+		__atomic_and_fetch(&lsh->sh_flag, ~STPLEX, __ATOMIC_ACQ_REL);
 		sth_changed(lsh);	/* flushed, usable again */
 		str_exit(t);
 	}

@@ -34,26 +34,32 @@ int strwput(queue_t *q, mblk_t *mp)
 	return 0;
 }
 
+void sth_back_take(queue_t *wq, bool *b0, bool *band)
+{
+	qlock(wq);
+	*b0 = (wq->q_flag & QBACK) != 0;
+	*band = false;
+	__atomic_store_n(&wq->q_flag, wq->q_flag & ~QBACK, __ATOMIC_RELAXED);
+	for (int b = 0; b < wq->q_nband; b++) {
+		if (wq->q_bandp[b].qb_flag & QB_BACK) {
+			__atomic_store_n(&wq->q_bandp[b].qb_flag,
+					 wq->q_bandp[b].qb_flag & ~QB_BACK,
+					 __ATOMIC_RELAXED);
+			*band = true;
+		}
+	}
+	qunlock(wq);
+}
+
 /* Back-enabled: the stream below drained; let the writers go. */
 int strwsrv(queue_t *q)
 {
 	struct sthead *sh = SH(q->q_stream);	/* not q_ptr: set_lower_procs */
-	bool band = false, b0;
+	bool band, b0;
 
 	/* which flow control was relieved: band 0's (QBACK), a band's
 	 * (QB_BACK), or neither (an enable of ours, to wake the writers) */
-	qlock(q);
-	b0 = (q->q_flag & QBACK) != 0;
-	__atomic_store_n(&q->q_flag, q->q_flag & ~QBACK, __ATOMIC_RELAXED);
-	for (int b = 0; b < q->q_nband; b++) {
-		if (q->q_bandp[b].qb_flag & QB_BACK) {
-			__atomic_store_n(&q->q_bandp[b].qb_flag,
-					 q->q_bandp[b].qb_flag & ~QB_BACK,
-					 __ATOMIC_RELAXED);
-			band = true;
-		}
-	}
-	qunlock(q);
+	sth_back_take(q, &b0, &band);
 	sth_wake(&sh->sh_wseq, &sh->sh_wwaiters);
 	sth_changed(sh);
 	/* S_OUTPUT only for band 0's relief (a band's alone is not one) */

@@ -390,6 +390,9 @@ int sth_getpmsg(int fd, struct strbuf *ctl, struct strbuf *dat,
 int strrput(queue_t *q, mblk_t *mp);
 
 /* ---- sth_write.c ---- */
+/* Take the head write queue wq's back-enables (under its lock): band
+ * 0's (QBACK: *b0), any band's (QB_BACK: *band), all cleared. */
+void sth_back_take(queue_t *wq, bool *b0, bool *band);
 ssize_t sth_write(int fd, const struct iovec *iov, int iovcnt, bool trusted,
 		  bool *handled);
 int sth_putpmsg(int fd, const struct strbuf *ctl, const struct strbuf *dat,
