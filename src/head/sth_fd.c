@@ -196,13 +196,16 @@ void sth_file_rele(struct sth_file *f)
 	sth_close_file(f);
 }
 
+int sth_not_stream(int fd)
+{
+	return sth_real.fcntl(fd, F_GETFD) < 0 ? EBADF : ENOSTR;
+}
+
 int sth_fd_errno(int fd, int err)
 {
 	struct strthread *t = str_enter();
 	bool ours = sth_lookup(fd) != NULL;
 
 	str_exit(t);
-	if (ours)
-		return err;
-	return sth_real.fcntl(fd, F_GETFD) < 0 ? EBADF : ENOSTR;
+	return ours ? err : sth_not_stream(fd);
 }

@@ -503,7 +503,7 @@ static int putpmsg_direct(int fd, const struct strbuf *ctl,
 	c.t = str_enter();
 	if ((c.f = sth_lookup(fd)) == NULL) {
 		str_exit(c.t);
-		return sth_err(sth_real.fcntl(fd, F_GETFD) < 0 ? EBADF : ENOSTR);
+		return sth_err(sth_not_stream(fd));
 	}
 	c.sh = c.f->f_sh;
 	err = putpmsg_common(&c, ctl, dat, band, flags, pmsg, NULL, 0);

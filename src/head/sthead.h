@@ -328,6 +328,8 @@ static inline struct sth_file *sth_lookup(int fd)
  * argument): EBADF or ENOSTR if fd is not an open stream, as the call
  * would have said first, else err. */
 int sth_fd_errno(int fd, int err);
+/* fd names no stream: EBADF if it is not open at all, else ENOSTR. */
+int sth_not_stream(int fd);
 int sth_fd_init(void);
 /* 0 or errno; *stale: the caller releases it, holding no lock */
 int sth_fd_install(int fd, struct sth_file *f, struct sth_file **stale);
