@@ -1669,7 +1669,8 @@ static bool gm_match(const mblk_t *mp, void *arg)
 }
 
 /* Copy up to max bytes of the blocks of part into the application's
- * buf; consumed bytes are taken off.  Bytes copied, or -1 on a bad buf. */
+ * buf, leaving them there (consume_part takes them off once every part
+ * is copied).  Bytes copied, or -1 on a bad buf. */
 static int copy_part(const mblk_t *part, char *buf, int max)
 {
 	int done = 0;
@@ -1851,7 +1852,7 @@ static int getpmsg_local(int fd, struct strbuf *ctl, struct strbuf *dat,
 	c.t = str_enter();
 	if ((f = sth_lookup(fd)) == NULL) {
 		str_exit(c.t);
-		return sth_err(sth_real.fcntl(fd, F_GETFD) < 0 ? EBADF : ENOSTR);
+		return sth_err(sth_not_stream(fd));
 	}
 	c.f = f;
 	c.sh = sh = f->f_sh;
