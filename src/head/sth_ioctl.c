@@ -737,9 +737,8 @@ static int ioc_peek(struct ictx *c, void *arg, int *rvalp)
 	qunlock(rq);
 	read_side_end(c->sh);
 	*rvalp = 0;
-	if (cp == NULL) {
+	if (cp == NULL)
 		return want && nopeek && sp.flags == 0 ? EBADMSG : 0;
-	}
 	hp = cp->b_datap->db_type >= QPCTL;
 	int clen = -1, dlen = -1;
 	for (mblk_t *bp = cp; bp != NULL; bp = bp->b_cont) {

@@ -6,8 +6,9 @@
  * head (SVR4 strpoll): POLLPRI for a high priority message at the front,
  * POLLIN with POLLRDNORM or POLLRDBAND for an ordinary one, POLLOUT /
  * POLLWRNORM when band 0 can be written, POLLWRBAND when a band above 0
- * that has been written can (or none has been), POLLERR on an error, POLLHUP after a hangup (and then never POLLOUT),
- * POLLNVAL when the stream is linked below a multiplexer.
+ * that has been written can (or none has been), POLLERR on an error,
+ * POLLHUP after a hangup (and then never POLLOUT), POLLNVAL when the
+ * stream is linked below a multiplexer.
  *
  * The mirror.  Each stream's socketpair shows the kernel an
  * approximation: readable (a byte queued to the application end), urgent
