@@ -17,8 +17,9 @@
  * M_PCPROTO as the TPI says for that primitive and sends it down.  The
  * M_IOCTL block itself is kept until the answer comes.  TI_GETMYNAME and
  * TI_GETPEERNAME send a T_ADDR_REQ (whatever their data), TI_GETADDRS
- * the caller's, TI_SYNC a T_INFO_REQ.  A request whose regions point outside it is sent
- * as it is: the provider's T_ERROR_ACK (TBADADDR, TBADOPT) is the answer.
+ * the caller's, TI_SYNC a T_INFO_REQ.  A request whose regions point
+ * outside it is sent as it is: the provider's T_ERROR_ACK (TBADADDR,
+ * TBADOPT) is the answer.
  * TRANSPARENT TI_* ioctls and every other ioctl (TI_SETMYNAME and
  * TI_SETPEERNAME among them: providers answer those themselves) pass
  * down unchanged.  Every message that needs memory to be built is
@@ -60,11 +61,11 @@
  * M_FLUSH that flushes the read side empties the FIFO, and the ioctl
  * outstanding then leaves no entry when replaced (what they waited for
  * may have been flushed below: a retried TI_GETINFO would otherwise have
- * its own answer taken for the late one).  An outstanding ioctl that is never replaced
- * keeps waiting; its late answer becomes an M_IOCACK the head discards,
- * since its id is no longer awaited.  Either way a caller that saw ETIME
- * must resynchronise (TI_SYNC or TI_GETINFO: the provider's
- * CURRENT_state tells what the timed-out request did).
+ * its own answer taken for the late one).  An outstanding ioctl that is
+ * never replaced keeps waiting; its late answer becomes an M_IOCACK the
+ * head discards, since its id is no longer awaited.  Either way a caller
+ * that saw ETIME must resynchronise (TI_SYNC or TI_GETINFO: the
+ * provider's CURRENT_state tells what the timed-out request did).
  *
  * TI_SYNC: tsa_info is the provider's T_info_ack, tsa_qlen the
  * CONIND_number of the last T_BIND_ACK that passed (0 after a T_OK_ACK
