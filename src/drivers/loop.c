@@ -22,6 +22,7 @@
 #include <sys/strconf.h>
 
 #include "drvutil.h"
+#include "strsubr.h"
 
 #define LOOP_MAX 512
 
@@ -46,9 +47,8 @@ static int loop_open(queue_t *q, dev_t *devp, int oflag, int sflag,
 
 	if (q->q_ptr != NULL)
 		return 0;
-	if ((hup = allocb(0, BPRI_HI)) == NULL)
+	if ((hup = str_ctlmsg(M_HANGUP)) == NULL)
 		return ENOSR;
-	hup->b_datap->db_type = M_HANGUP;
 	pthread_mutex_lock(&loop_lock);
 	if (sflag == CLONEOPEN) {
 		for (m = 0; m < LOOP_MAX; m += 2)

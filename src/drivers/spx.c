@@ -19,6 +19,7 @@
 #include <sys/strconf.h>
 
 #include "drvutil.h"
+#include "strsubr.h"
 
 struct spx {
 	struct spx *next;		/* spx_lock */
@@ -43,11 +44,10 @@ static int spx_open(queue_t *q, dev_t *devp, int oflag, int sflag, cred_t *cr)
 		return 0;
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return ENOMEM;
-	if ((s->hup = allocb(0, BPRI_HI)) == NULL) {
+	if ((s->hup = str_ctlmsg(M_HANGUP)) == NULL) {
 		free(s);
 		return ENOSR;
 	}
-	s->hup->b_datap->db_type = M_HANGUP;
 	/* (every open a new end: a minor of its own, clone or not) */
 	if ((err = drv_minor_open(&spx_minors, true, &m)) != 0) {
 		freeb(s->hup);

@@ -98,6 +98,11 @@ static mblk_t *mkctl(int type, int n, int p1, int p2)
 	return mp;
 }
 
+mblk_t *str_ctlmsg(int type)
+{
+	return mkctl(type, 0, 0, 0);
+}
+
 int putctl(queue_t *q, int type)
 {
 	mblk_t *mp = mkctl(type, 0, 0, 0);

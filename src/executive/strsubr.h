@@ -529,6 +529,11 @@ static inline void qunlock(queue_t *q)
 	strunlock(&q->q_lock);
 }
 
+/* A control message of type without parameters, as putctl makes it:
+ * for one that must be had ahead of its use (a hangup a close sends);
+ * NULL without memory. */
+mblk_t *str_ctlmsg(int type);
+
 /* Credentials of the calling process. */
 void str_getcred(cred_t *cr);
 /* A copy of *cr (zero-filled as str_getcred makes it) that lives for

@@ -107,15 +107,13 @@ int sth_pipe(int fds[2])
 	a->sh_pair = b->sh_pair = pair;
 	/* each end's hangup for the other, had now: its close must not
 	 * lack one (the peer's reader would wait for good) */
-	a->sh_pipehup = allocb(0, BPRI_HI);
-	b->sh_pipehup = allocb(0, BPRI_HI);
+	a->sh_pipehup = str_ctlmsg(M_HANGUP);
+	b->sh_pipehup = str_ctlmsg(M_HANGUP);
 	if (a->sh_pipehup == NULL || b->sh_pipehup == NULL) {
 		sth_rele(a);	/* (frees the pair and the blocks) */
 		sth_rele(b);
 		return sth_err(ENOSR);
 	}
-	a->sh_pipehup->b_datap->db_type = M_HANGUP;
-	b->sh_pipehup->b_datap->db_type = M_HANGUP;
 	a->sh_flag |= STRPIPE;
 	b->sh_flag |= STRPIPE;
 	a->sh_wropt = b->sh_wropt = SNDPIPE;
@@ -190,15 +188,13 @@ void sth_pipe_close(struct sthead *sh)
 	pthread_mutex_lock(&sth_pipes_lock);
 	list_del(sh->sh_pair);
 	pthread_mutex_unlock(&sth_pipes_lock);
-	/* the other end hears the hangup through its modules */
+	/* the other end hears the hangup through its modules (the block
+	 * had with the pipe: an end with a peer has one) */
 	mblk_t *hup = sh->sh_pipehup;
 
 	sh->sh_pipehup = NULL;
 	t = str_enter();
-	if (hup != NULL)
-		putnext(crossing_wq(sh), hup);
-	else
-		(void)putnextctl(crossing_wq(sh), M_HANGUP);
+	putnext(crossing_wq(sh), hup);
 	str_exit(t);
 	__atomic_or_fetch(&peer->sh_flag, STRPEERGONE, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&crossing_wq(peer)->q_next, NULL, __ATOMIC_RELEASE);
