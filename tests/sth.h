@@ -196,6 +196,19 @@ static inline int set_nonblock(int fd, bool on)
 	return fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
 }
 
+/* Write 1 KiB messages on fd until flow control refuses one (EAGAIN),
+ * then leave fd blocking: a writer on it now sleeps. */
+static inline void fill_to_full(int fd)
+{
+	static const char blk[1024];
+
+	CHECK_RET(set_nonblock(fd, true), 0);
+	while (write(fd, blk, sizeof(blk)) == (ssize_t)sizeof(blk))
+		;
+	CHECK_EQ(errno, EAGAIN);
+	CHECK_RET(set_nonblock(fd, false), 0);
+}
+
 /* I_STR with the data in buf (len bytes; the reply overwrites it).
  * Returns ioctl's result; *outlen gets ic_len back. */
 static inline int do_str(int fd, int cmd, void *buf, int len, int timeout,

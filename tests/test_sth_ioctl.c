@@ -803,18 +803,14 @@ static void *fdi_main(void *arg)
 static void test_fdinsert_hold(void)
 {
 	int p[2], e = open_echo(0);
-	char blk[1024] = { 0 }, buf[2048];
+	char buf[2048];
 	void *slot = NULL;
 	struct fdi a = { .ret = -1 };
 	pthread_t t;
 	long base;
 
 	open_pipe(p);
-	CHECK_RET(set_nonblock(p[0], true), 0);
-	while (write(p[0], blk, sizeof(blk)) == (ssize_t)sizeof(blk))
-		;
-	CHECK_EQ(errno, EAGAIN);
-	CHECK_RET(set_nonblock(p[0], false), 0);
+	fill_to_full(p[0]);
 	a.fd = p[0];
 	a.fi.ctlbuf.len = sizeof(void *);
 	a.fi.ctlbuf.buf = (char *)&slot;
