@@ -274,30 +274,27 @@ BAD(gm_ctl_buf,
 	struct strbuf pc = { 0, 2, "cc" };
 	CHECK_RET(putmsg(fd, &pc, NULL, 0), 0);
 	CHECK_ERR(getmsg(fd, &c, NULL, &fl), EFAULT))
-/* a message with both parts: one part's buffer faulting leaves the
- * whole message unread (the other part was consumed) */
-BAD(gm_ctl_buf_both,
+/* a message with both parts: one part's buffer faulting (the control
+ * part's if bad_ctl, else the data part's) leaves the whole message
+ * unread (the other part was consumed) */
+static void gm_both(int fd, bool bad_ctl)
+{
 	int fl = 0;
-	char cb[8];
-	struct strbuf c = { 16, 0, bad }, d = { 16, 0, buf };
+	char cb[8], db[8];
+	struct strbuf c = { 16, 0, bad_ctl ? bad : cb };
+	struct strbuf d = { 16, 0, bad_ctl ? db : bad };
 	struct strbuf pc = { 0, 4, "ctl!" }, pd = { 0, 4, "dat!" };
+
 	CHECK_RET(putmsg(fd, &pc, &pd, 0), 0);
 	CHECK_ERR(getmsg(fd, &c, &d, &fl), EFAULT);
 	c.buf = cb;
+	d.buf = db;
 	CHECK_RET(getmsg(fd, &c, &d, &fl), 0);
 	CHECK(c.len == 4 && memcmp(cb, "ctl!", 4) == 0);
-	CHECK(d.len == 4 && memcmp(buf, "dat!", 4) == 0))
-BAD(gm_dat_buf_both,
-	int fl = 0;
-	char cb[8];
-	struct strbuf c = { 16, 0, cb }, d = { 16, 0, bad };
-	struct strbuf pc = { 0, 4, "ctl!" }, pd = { 0, 4, "dat!" };
-	CHECK_RET(putmsg(fd, &pc, &pd, 0), 0);
-	CHECK_ERR(getmsg(fd, &c, &d, &fl), EFAULT);
-	d.buf = buf;
-	CHECK_RET(getmsg(fd, &c, &d, &fl), 0);
-	CHECK(c.len == 4 && memcmp(cb, "ctl!", 4) == 0);
-	CHECK(d.len == 4 && memcmp(buf, "dat!", 4) == 0))
+	CHECK(d.len == 4 && memcmp(db, "dat!", 4) == 0);
+}
+BAD(gm_ctl_buf_both, gm_both(fd, true))
+BAD(gm_dat_buf_both, gm_both(fd, false))
 BAD(gm_flags,
 	struct strbuf d = { 16, 0, buf };
 	CHECK_RET(write(fd, "x", 1), 1);
