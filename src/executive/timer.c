@@ -80,6 +80,15 @@ _Atomic int strbufcall_waiting;
  * that cannot allocate either came back at once, without end. */
 #define HEAP_RETRY_NS 10000000ull
 
+/* Has the C heap refused no block for HEAP_RETRY_NS before now? */
+static bool heap_settled(uint64_t now)
+{
+	uint64_t hf = atomic_load_explicit(&strmem_heap_fail_ns,
+					   memory_order_relaxed);
+
+	return hf == 0 || (now > hf && now - hf >= HEAP_RETRY_NS);
+}
+
 long str_lbolt(void)
 {
 	if (co_epoch == 0)
@@ -314,10 +323,7 @@ static void *callout_main(void *arg)
 			heap_del(co);
 			ready_add(co);
 		}
-		uint64_t hf = atomic_load_explicit(&strmem_heap_fail_ns,
-						   memory_order_relaxed);
-		bool heap_ok = hf == 0 || (now > hf && now - hf >= HEAP_RETRY_NS);
-		if (co_bufq != NULL && heap_ok) {
+		if (co_bufq != NULL && heap_settled(now)) {
 			struct strcallout **pp = &co_bufq;
 			while ((co = *pp) != NULL) {
 				if (testb(co->co_size, BPRI_MED)) {
