@@ -180,7 +180,7 @@ static int rel_args(struct xti_ep *ep, const struct t_discon *discon,
 	return 0;
 }
 
-static int sndrel(int fd, struct t_discon *discon, bool withdata)
+static int sndrel(int fd, struct t_discon *discon)
 {
 	struct t_discon d;
 	struct T_ordrel_req or;
@@ -218,12 +218,12 @@ out:
 
 int t_sndrel(int fd)
 {
-	return sndrel(fd, NULL, false);
+	return sndrel(fd, NULL);
 }
 
 int t_sndreldata(int fd, struct t_discon *discon)
 {
-	return sndrel(fd, discon, true);
+	return sndrel(fd, discon);
 }
 
 static int rcvrel(int fd, struct t_discon *discon, bool withdata)
